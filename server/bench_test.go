@@ -134,7 +134,7 @@ func BenchmarkBare(b *testing.B) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
-		w.Write([]byte(`{"event_id":"ev_0123456789abcdefghijkl","arm":"a"}` + "\n"))
+		w.Write([]byte(`{"event_id":"ev_0123456789abcdefghijklmnop","arm":"a"}` + "\n"))
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -175,7 +175,7 @@ func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands 
 			}
 			id := ids[i]
 			if id == "" {
-				id = x.newEventID()
+				id = x.newEventID(now)
 			} else if en := x.recent[id]; en != nil { // made concurrently
 				out[i] = decision{EventID: id, Arm: x.cfg.Arms[en.arm]}
 				continue

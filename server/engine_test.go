@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/store"
 	"github.com/dpbandit/dpbandit/store/sqlite"
 )
@@ -329,5 +330,36 @@ func TestContextualReplay(t *testing.T) {
 				t.Errorf("the replay was not exercised (applied %d of %d)", s.AppliedSeq, s.RewardSeq)
 			}
 		})
+	}
+}
+
+// Generated event ids must sort by the time they were made (the store's
+// event-id index then grows at its right edge) and still be unique and
+// unguessable within a millisecond.
+func TestEventIDsSortByTime(t *testing.T) {
+	e := &experiment{ids: noise.NewSecureSource()}
+	t0 := time.UnixMilli(1_800_000_000_000)
+	var prev string
+	seen := map[string]bool{}
+	for i := range 2000 {
+		now := t0.Add(time.Duration(i/10) * time.Millisecond) // ten ids per millisecond
+		id := e.newEventID(now)
+		if len(id) != 3+26 || id[:3] != "ev_" {
+			t.Fatalf("id %q: want ev_ and 26 characters", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q generated twice", id)
+		}
+		seen[id] = true
+		if i%10 == 0 && i > 0 && id <= prev {
+			t.Fatalf("id %q made at a later millisecond sorts before %q", id, prev)
+		}
+		prev = id
+	}
+	// Ids within one millisecond share the 6-byte time prefix (first 9
+	// characters of base32hex cover 45 bits) and differ after it.
+	a, b := e.newEventID(t0), e.newEventID(t0)
+	if a[:3+9] != b[:3+9] || a == b {
+		t.Fatalf("same-millisecond ids %q and %q", a, b)
 	}
 }
