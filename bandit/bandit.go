@@ -54,3 +54,54 @@ type Rand = *rand.Rand
 type Metered interface {
 	NextCost() privacy.Guarantee
 }
+
+// Propensities is implemented by policies that can state the distribution
+// their next Select draws from: SelectProbs writes into out (length K for a
+// K-armed policy, len(candidates) for a contextual one; candidates is nil
+// for K-armed policies) the probability that Select, called now with these
+// candidates, returns each index. Logged with the decision, the chosen
+// index's probability is what inverse-propensity off-policy evaluation needs.
+//
+// Deterministic rules (UCB indices, round-robin starts) are exact: the
+// chosen index gets 1, with Select's own tie-breaking. Randomised ones
+// (Thompson sampling) are estimated from draws independent draws of the
+// same rule on r, and SelectProbs returns draws; it returns 0 when out is
+// exact. The estimate of a probability p has standard error
+// sqrt(p(1−p)/draws) ≤ 0.5/sqrt(draws). SelectProbs changes neither the
+// policy's state nor its own random stream.
+//
+// Privacy (DESIGN.md rule 2): a private policy implements Propensities only
+// when SelectProbs reads nothing but released state (a published DP
+// snapshot) and public inputs, so that the probabilities are
+// post-processing with no privacy cost. Probabilities computed from raw
+// reward sums (TS-Gaussian's posterior, for instance) are not DP outputs,
+// and such policies do not implement it.
+type Propensities interface {
+	SelectProbs(candidates [][]float64, out []float64, draws int, r Rand) int
+}
+
+// EstimateProbs fills out with the frequencies of draw() over draws calls
+// (draws ≥ 1): the Monte Carlo estimate behind SelectProbs for randomised
+// policies. It returns draws.
+func EstimateProbs(out []float64, draws int, draw func() int) int {
+	if draws < 1 {
+		panic("bandit: EstimateProbs needs at least one draw")
+	}
+	clear(out)
+	for range draws {
+		out[draw()]++
+	}
+	inv := 1 / float64(draws)
+	for i := range out {
+		out[i] *= inv
+	}
+	return draws
+}
+
+// PointMass sets out to probability 1 at index i: the SelectProbs of a
+// deterministic rule. It returns 0 (exact).
+func PointMass(out []float64, i int) int {
+	clear(out)
+	out[i] = 1
+	return 0
+}

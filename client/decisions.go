@@ -15,13 +15,25 @@ type DecideRequest struct {
 	// Candidates are the feature vectors of the candidate actions, for
 	// contextual policies.
 	Candidates [][]float64 `json:"candidates,omitempty"`
+	// Propensity asks for the probability with which the arm was chosen
+	// (Decision.Propensity), for off-policy evaluation. The service offers
+	// it only where it is differentially private (AdaPrivate-TS/UCB, from
+	// their released snapshot) or the policy is not private; other
+	// policies answer 400 (StatusOf(err) == 400).
+	Propensity bool `json:"propensity,omitempty"`
 }
 
-// Decision is one decision: the event id to post the reward to, and the
-// chosen arm.
+// Decision is one decision: the event id to post the reward to, the chosen
+// arm, and its propensity when the request asked for it.
 type Decision struct {
 	EventID string `json:"event_id"`
 	Arm     string `json:"arm"`
+	// Propensity is the probability with which Arm was chosen (nil unless
+	// asked for). PropensityDraws is the number of Monte Carlo draws behind
+	// it (0: exact); an estimate can be 0 for an arm chosen with probability
+	// below about 1/PropensityDraws, so clip it before weighting by 1/p.
+	Propensity      *float64 `json:"propensity,omitempty"`
+	PropensityDraws int      `json:"propensity_draws,omitempty"`
 }
 
 // Decide asks experiment expID for one decision.

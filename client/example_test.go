@@ -80,6 +80,27 @@ func ExampleClient_DecideBatch() {
 	// Output: 3 decisions rewarded
 }
 
+// Log each decision's propensity for off-policy evaluation (inverse
+// propensity weighting). The stand-in chooses uniformly, so each propensity
+// is exactly 1/2; `dpbandit serve` answers with the policy's own
+// probability (a Monte Carlo estimate for Thompson sampling, with
+// PropensityDraws set).
+func ExampleDecideRequest_propensity() {
+	srv := clienttest.NewServer("admin-secret")
+	defer srv.Close()
+	ctx := context.Background()
+	c, _ := client.New(srv.URL, "admin-secret")
+	exp, _ := c.CreateExperiment(ctx, client.ExperimentSpec{
+		Name: "ope", Arms: []string{"a", "b"}, Policy: "beta-ts", Horizon: 1000,
+	})
+	d, err := c.Decide(ctx, exp.ID, client.DecideRequest{Propensity: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("propensity:", *d.Propensity, "exact:", d.PropensityDraws == 0)
+	// Output: propensity: 0.5 exact: true
+}
+
 func ExampleAPIError() {
 	srv := clienttest.NewServer("admin-secret")
 	defer srv.Close()

@@ -268,14 +268,29 @@ func (p *AdaPrivate) Select(candidates [][]float64) int {
 	for _, x := range candidates {
 		mustDim(p.name, x, d)
 	}
-	if g := p.opts.Forced; g > 0 {
-		t := float64(p.rounds)
-		pt := min(1, float64(d)*math.Log(t)/(t*g))
-		if p.r.Float64() < pt {
-			p.forced++
-			return p.r.IntN(len(candidates))
-		}
+	if p.opts.Forced > 0 && p.r.Float64() < p.forcedProb(p.rounds) { // the coin is drawn even when pt = 0 (t = 1): same stream as before
+		p.forced++
+		return p.r.IntN(len(candidates))
 	}
+	return p.pick(p.r, candidates)
+}
+
+// forcedProb is the forced-exploration probability of round t:
+// min(1, d·ln t/(t·g)), or 0 without forced exploration. It depends on t
+// only (public).
+func (p *AdaPrivate) forcedProb(t int) float64 {
+	g := p.opts.Forced
+	if g <= 0 {
+		return 0
+	}
+	tf := float64(t)
+	return min(1, float64(p.opts.Dim)*math.Log(tf)/(tf*g))
+}
+
+// pick is the rule without forced exploration: the UCB argmax, or the
+// argmax under one posterior draw on r. It reads only the released b, the
+// Gram matrix of the played (public) vectors, and the public scale.
+func (p *AdaPrivate) pick(r *rand.Rand, candidates [][]float64) int {
 	best, bv := 0, math.Inf(-1)
 	if p.opts.UCB {
 		p.f.SolveTo(p.theta, p.b)
@@ -289,7 +304,7 @@ func (p *AdaPrivate) Select(candidates [][]float64) int {
 	}
 	z := p.z
 	for i := range z {
-		z[i] = p.r.NormFloat64()
+		z[i] = r.NormFloat64()
 	}
 	p.f.SamplePosterior(p.theta, p.b, p.scale, z)
 	for i, x := range candidates {
@@ -298,6 +313,40 @@ func (p *AdaPrivate) Select(candidates [][]float64) int {
 		}
 	}
 	return best
+}
+
+// SelectProbs is the distribution of the next Select(candidates)
+// (bandit.Propensities): the forced-exploration probability pt of the next
+// round spread uniformly, plus (1 − pt) times the rule's own distribution,
+// which is exact for the UCB variant and estimated from draws posterior
+// draws on r for TS (the return value; 0 when exact).
+//
+// Privacy: the rule reads the released statistic b = λθ0 + Σ_k s̃_k (the
+// DP output of the batch releases, [ADA] Alg 1 line 15), the Gram matrix of
+// the played vectors (public in [ADA]'s model, which protects rewards), the
+// public scale schedule and the round count. The probabilities are
+// therefore post-processing of released state and cost no privacy
+// (DESIGN.md rule 2; PRIVACY.md, post-processing). Unreleased batch sums
+// (s, the user accumulators) are never read.
+func (p *AdaPrivate) SelectProbs(candidates [][]float64, out []float64, draws int, r *rand.Rand) int {
+	mustCandidates(p.name, len(candidates))
+	for _, x := range candidates {
+		mustDim(p.name, x, p.opts.Dim)
+	}
+	out = out[:len(candidates)]
+	var n int
+	if p.opts.UCB {
+		n = bandit.PointMass(out, p.pick(nil, candidates))
+	} else {
+		n = bandit.EstimateProbs(out, draws, func() int { return p.pick(r, candidates) })
+	}
+	if pt := p.forcedProb(p.rounds + 1); pt > 0 {
+		u := pt / float64(len(out))
+		for i := range out {
+			out[i] = u + (1-pt)*out[i]
+		}
+	}
+	return n
 }
 
 // Update feeds back the played vector x (length d, clipped to the unit ball)

@@ -87,6 +87,12 @@ func NewLinTS(opts LinTSOptions, r *rand.Rand) (*LinTS, error) {
 func (p *LinTS) Select(candidates [][]float64) int {
 	mustCandidates("lints", len(candidates))
 	p.rounds++
+	p.last = p.pick(p.r, candidates)
+	return p.last
+}
+
+// pick draws one posterior sample on r and returns the best candidate.
+func (p *LinTS) pick(r *rand.Rand, candidates [][]float64) int {
 	d := p.opts.Dim
 	best, bv := 0, math.Inf(-1)
 	if p.opts.Disjoint {
@@ -96,17 +102,16 @@ func (p *LinTS) Select(candidates [][]float64) int {
 		for i, x := range candidates {
 			mustDim("lints", x, d)
 			m := &p.models[i]
-			v := dotVec(x, m.theta()) + p.opts.V*math.Sqrt(m.f.QuadInv(x))*p.r.NormFloat64()
+			v := dotVec(x, m.theta()) + p.opts.V*math.Sqrt(m.f.QuadInv(x))*r.NormFloat64()
 			if v > bv {
 				best, bv = i, v
 			}
 		}
-		p.last = best
 		return best
 	}
 	z := p.z
 	for i := range z {
-		z[i] = p.r.NormFloat64()
+		z[i] = r.NormFloat64()
 	}
 	m := &p.models[0]
 	m.f.SamplePosterior(p.theta, m.b, p.opts.V, z)
@@ -116,8 +121,15 @@ func (p *LinTS) Select(candidates [][]float64) int {
 			best, bv = i, v
 		}
 	}
-	p.last = best
 	return best
+}
+
+// SelectProbs estimates the probability that Select(candidates) returns
+// each candidate from draws posterior draws on r (bandit.Propensities).
+// LinTS is not private.
+func (p *LinTS) SelectProbs(candidates [][]float64, out []float64, draws int, r *rand.Rand) int {
+	mustCandidates("lints", len(candidates))
+	return bandit.EstimateProbs(out[:len(candidates)], draws, func() int { return p.pick(r, candidates) })
 }
 
 // Update adds the played vector x (length d) with reward r ∈ [0, 1]: to the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/chol"
@@ -185,11 +186,17 @@ func NewLinUCB(opts LinUCBOptions) (*LinUCB, error) {
 // (each of length d; with Disjoint exactly K of them, candidate a scored by
 // arm a's model). It panics on a wrong number or length of candidates.
 func (p *LinUCB) Select(candidates [][]float64) int {
+	p.rounds++
+	p.last = p.pick(candidates)
+	return p.last
+}
+
+// pick returns the candidate with the largest index (the first on ties).
+func (p *LinUCB) pick(candidates [][]float64) int {
 	mustCandidates("linucb", len(candidates))
 	if p.opts.Disjoint && len(candidates) != p.opts.K {
 		panic(fmt.Sprintf("linear: linucb (disjoint): %d candidates, want K = %d", len(candidates), p.opts.K))
 	}
-	p.rounds++
 	d := p.opts.Dim
 	best, bv := 0, math.Inf(-1)
 	for i, x := range candidates {
@@ -203,8 +210,13 @@ func (p *LinUCB) Select(candidates [][]float64) int {
 			best, bv = i, v
 		}
 	}
-	p.last = best
 	return best
+}
+
+// SelectProbs puts probability 1 on the candidate Select(candidates) returns
+// now: the rule is deterministic (bandit.Propensities). It returns 0 (exact).
+func (p *LinUCB) SelectProbs(candidates [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	return bandit.PointMass(out[:len(candidates)], p.pick(candidates))
 }
 
 // Update adds the played vector x (length d) with reward r ∈ [0, 1]: to the

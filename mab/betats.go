@@ -65,15 +65,25 @@ func NewBetaTS(opts BetaTSOptions, r *rand.Rand) (*BetaTS, error) {
 }
 
 // Select draws θ_a ~ Beta(S_a+1, F_a+1) for every arm and returns the argmax.
-func (p *BetaTS) Select() int {
+func (p *BetaTS) Select() int { return p.pick(p.r) }
+
+// pick draws one posterior sample per arm from r and returns the argmax.
+func (p *BetaTS) pick(r *rand.Rand) int {
 	best, bv := 0, math.Inf(-1)
 	f := p.st.Failures[:len(p.st.Successes)]
 	for i, s := range p.st.Successes {
-		if v := noise.Beta(p.r, float64(s+1), float64(f[i]+1)); v > bv {
+		if v := noise.Beta(r, float64(s+1), float64(f[i]+1)); v > bv {
 			best, bv = i, v
 		}
 	}
 	return best
+}
+
+// SelectProbs estimates the probability that Select returns each arm from
+// draws posterior draws on r (bandit.Propensities). The policy is not
+// private, so there is no privacy question.
+func (p *BetaTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
+	return bandit.EstimateProbs(out[:p.opts.K], draws, func() int { return p.pick(r) })
 }
 
 // Update records reward x ∈ [0, 1] for arm, through a Bernoulli(x) coin when

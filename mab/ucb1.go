@@ -137,6 +137,12 @@ func (p *UCB1) Select() int {
 	return best
 }
 
+// SelectProbs puts probability 1 on the arm Select returns now: the rule is
+// deterministic (bandit.Propensities). It returns 0 (exact).
+func (p *UCB1) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	return bandit.PointMass(out[:p.opts.K], p.Select())
+}
+
 // Update records reward x ∈ [0, 1] for arm. It panics on an arm outside
 // [0, K) or a reward outside [0, 1] (caller's error).
 func (p *UCB1) Update(arm int, x float64) {

@@ -627,3 +627,88 @@ func TestE2EContextual(t *testing.T) {
 		t.Error("contextual policy state or counts changed across a restart")
 	}
 }
+
+// TestE2EPropensity: decisions carry the probability with which their arm
+// was chosen when asked, only where that is DP (post-processing of released
+// state, or a non-private policy); a repeated event id, also after a
+// restart, returns the propensity of the first answer; after exhaustion the
+// frozen decisions carry their exact share of the released ones.
+func TestE2EPropensity(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db.sqlite")
+	p := start(t, db)
+	arms := []string{"a", "b", "c"}
+	prop := map[string]any{"propensity": true}
+	checkProb := func(t *testing.T, d map[string]any, exact bool) float64 {
+		t.Helper()
+		v, ok := d["propensity"].(float64)
+		if !ok || v <= 0 || v > 1 {
+			t.Fatalf("propensity %v in %v: want a probability of the chosen arm in (0, 1]", d["propensity"], d)
+		}
+		if draws, has := d["propensity_draws"]; exact == has || (!exact && draws != float64(4096)) {
+			t.Fatalf("propensity_draws = %v in %v (exact: %v)", draws, d, exact)
+		}
+		return v
+	}
+
+	// Beta TS (not private): Monte Carlo estimates; a repeat returns the first.
+	beta := create(t, p, map[string]any{"name": "beta", "arms": arms, "policy": "beta-ts", "horizon": 1000, "budget": nil})
+	for i := range 30 {
+		_, d := decideOne(t, p, adminKey, beta, nil)
+		rewardOne(t, p, adminKey, beta, str(d, "event_id"), float64(i%2))
+	}
+	code, d := decideOne(t, p, adminKey, beta, map[string]any{"propensity": true, "event_id": "p1"})
+	if code != 200 {
+		t.Fatalf("decide with propensity: %d %v", code, d)
+	}
+	first := checkProb(t, d, false)
+	if _, again := decideOne(t, p, adminKey, beta, map[string]any{"event_id": "p1"}); again["arm"] != d["arm"] || again["propensity"] != first {
+		t.Errorf("repeated event id: %v, first answer %v", again, d)
+	}
+	if _, plain := decideOne(t, p, adminKey, beta, nil); plain["propensity"] != nil {
+		t.Errorf("a decision without propensity asked has one: %v", plain)
+	}
+	_, b := decideOne(t, p, adminKey, beta, map[string]any{"propensity": true, "count": 3})
+	for _, x := range b["decisions"].([]any) {
+		checkProb(t, x.(map[string]any), false)
+	}
+
+	// UCB1 (not private, deterministic): its round-robin start is certain.
+	ucb := create(t, p, map[string]any{"name": "ucb", "arms": arms, "policy": "ucb1", "horizon": 1000, "budget": nil})
+	if _, d := decideOne(t, p, adminKey, ucb, prop); checkProb(t, d, true) != 1 || d["arm"] != "a" {
+		t.Errorf("ucb1's first decision: %v, want arm a with propensity 1", d)
+	}
+
+	// TS-Gaussian's probabilities come from raw reward sums: refused.
+	ts := create(t, p, map[string]any{"name": "ts", "arms": arms, "policy": "ts-gaussian", "horizon": 1000, "budget": map[string]any{"mu": 1, "delta": 1e-6}})
+	code, e := decideOne(t, p, adminKey, ts, prop)
+	if c, msg := errMsg(t, e); code != 400 || c != "propensity_unavailable" || !strings.Contains(msg, "not differentially private") || !strings.Contains(msg, "adaprivate-ts") {
+		t.Errorf("ts-gaussian with propensity: %d %v", code, e)
+	}
+
+	// AdaPrivate-TS/UCB: from the released snapshot; TS estimated, UCB exact
+	// (its forced exploration spreads a known share over the candidates).
+	cands := map[string]any{"candidates": [][]float64{{1, 0}, {0, 1}, {0.6, 0.8}}, "propensity": true}
+	for _, pol := range []string{"adaprivate-ts", "adaprivate-ucb"} {
+		code, c := call(t, "POST", p.url+"/v1/experiments", adminKey, map[string]any{"name": pol, "arms": arms, "policy": pol,
+			"horizon": 1000, "budget": map[string]any{"epsilon": 1, "delta": 1e-6}, "dim": 2})
+		if code != 201 {
+			t.Fatalf("create %s: %d %v", pol, code, c)
+		}
+		ada := str(c, "id")
+		for i := range 20 {
+			code, d := decideOne(t, p, adminKey, ada, cands)
+			if code != 200 {
+				t.Fatalf("%s decision %d: %d %v", pol, i, code, d)
+			}
+			checkProb(t, d, pol == "adaprivate-ucb")
+			rewardOne(t, p, adminKey, ada, str(d, "event_id"), float64(i%2))
+		}
+	}
+
+	// A restart: the repeated event id reads the stored propensity.
+	p.stop()
+	p = start(t, db)
+	if _, again := decideOne(t, p, adminKey, beta, map[string]any{"event_id": "p1"}); again["arm"] != d["arm"] || again["propensity"] != first {
+		t.Errorf("repeated event id after a restart: %v, first answer %v", again, d)
+	}
+}

@@ -132,12 +132,13 @@ func (e *Engine) create(ctx context.Context, cfg *Config, raw []byte) (*experime
 }
 
 // decide serves n decisions. ids holds the event ids (empty strings are
-// generated). A decision whose event id exists already is returned as it
-// was made. The decision path never writes to the store and never waits for
+// generated); wantProp asks for each new decision's propensity (the caller
+// checked that the policy states them). A decision whose event id exists
+// already is returned as it was made. The decision path never writes to the store and never waits for
 // it, except when the write-ahead privacy reservation has run out (then it
 // waits for the writer's next commit) and for a client-chosen event id not in
 // memory, which costs one indexed read.
-func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands [][]float64) ([]decision, error) {
+func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands [][]float64, wantProp bool) ([]decision, error) {
 	out := make([]decision, len(ids))
 	known := make([]bool, len(ids))
 	// Client event ids not in memory: look them up in the store first.
@@ -148,7 +149,8 @@ func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands 
 			continue
 		}
 		if en := x.recent[id]; en != nil {
-			out[i], known[i] = decision{EventID: id, Arm: x.cfg.Arms[en.arm]}, true
+			out[i], known[i] = decisionOf(x.cfg.Arms[en.arm], en.prop), true
+			out[i].EventID = id
 		} else {
 			cold = append(cold, i)
 		}
@@ -157,7 +159,12 @@ func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands 
 	for _, i := range cold {
 		d, err := e.st.Decision(ctx, x.cfg.ID, ids[i])
 		if err == nil {
-			out[i], known[i] = decision{EventID: ids[i], Arm: x.cfg.Arms[d.Arm]}, true
+			var p *propensity
+			if d.Propensity != nil {
+				p = &propensity{p: *d.Propensity, draws: d.PropensityDraws}
+			}
+			out[i], known[i] = decisionOf(x.cfg.Arms[d.Arm], p), true
+			out[i].EventID = ids[i]
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
@@ -177,11 +184,12 @@ func (e *Engine) decide(ctx context.Context, x *experiment, ids []string, cands 
 			if id == "" {
 				id = x.newEventID(now)
 			} else if en := x.recent[id]; en != nil { // made concurrently
-				out[i] = decision{EventID: id, Arm: x.cfg.Arms[en.arm]}
+				out[i] = decisionOf(x.cfg.Arms[en.arm], en.prop)
+				out[i].EventID = id
 				continue
 			}
 			var d decision
-			d, err = x.stepLocked(id, now, n, cands)
+			d, err = x.stepLocked(id, now, n, cands, wantProp)
 			if nr, ok := err.(needReservation); ok {
 				wait, err = nr.ext, nil
 				break

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/store"
 	"github.com/dpbandit/dpbandit/store/sqlite"
@@ -95,7 +98,7 @@ func TestReplayDrawsTheSameNoise(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < 200; i++ {
-				ds, err := e.decide(ctx, x, []string{""}, nil)
+				ds, err := e.decide(ctx, x, []string{""}, nil, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -190,7 +193,7 @@ func TestConcurrentInProcess(t *testing.T) {
 		wg.Go(func() {
 			x := xs[g%2]
 			for i := range 150 {
-				ds, err := s.eng.decide(ctx, x, []string{"", fmt.Sprint("g", g, "-", i)}, nil)
+				ds, err := s.eng.decide(ctx, x, []string{"", fmt.Sprint("g", g, "-", i)}, nil, false)
 				if err != nil {
 					t.Error(err)
 					return
@@ -240,7 +243,7 @@ func TestDurableDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		ds, err := e.decide(ctx, x, []string{"", ""}, nil)
+		ds, err := e.decide(ctx, x, []string{"", ""}, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +305,7 @@ func TestContextualReplay(t *testing.T) {
 				return out
 			}
 			for i := 0; i < 120; i++ {
-				ds, err := e.decide(ctx, x, []string{""}, cands())
+				ds, err := e.decide(ctx, x, []string{""}, cands(), false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -361,5 +364,78 @@ func TestEventIDsSortByTime(t *testing.T) {
 	a, b := e.newEventID(t0), e.newEventID(t0)
 	if a[:3+9] != b[:3+9] || a == b {
 		t.Fatalf("same-millisecond ids %q and %q", a, b)
+	}
+}
+
+// frozenProb is the distribution frozenArm draws from: the exact share of
+// each arm among the released decisions, uniform when there were none
+// (20000 draws, 5 standard errors).
+func TestFrozenProbIsFrozenArmDistribution(t *testing.T) {
+	for _, released := range [][]int64{{3, 0, 7}, {0, 0, 0, 0}, {1}} {
+		e := &experiment{src: newPolicySource(), released: released}
+		const n = 20000
+		freq := make([]float64, len(released))
+		for range n {
+			freq[e.frozenArm()]++
+		}
+		var sum float64
+		for i := range freq {
+			p := e.frozenProb(i)
+			sum += p
+			if d := math.Abs(freq[i]/n - p); d > 5*math.Sqrt(p*(1-p)/n)+1e-12 {
+				t.Errorf("released %v, arm %d: frequency %.4f vs frozenProb %.4f", released, i, freq[i]/n, p)
+			}
+		}
+		if math.Abs(sum-1) > 1e-15 {
+			t.Errorf("released %v: frozenProb sums to %v", released, sum)
+		}
+	}
+}
+
+// Which served policies state propensities is a privacy decision (DESIGN.md
+// rule 2): exactly the non-private ones that can and the AdaPrivate pair,
+// whose probabilities are post-processing of their released snapshot. A
+// policy added to that set, or a private one in it, fails here until it is
+// reviewed, and the 400 message (propensityPolicies) names them all.
+func TestPropensityPoliciesListed(t *testing.T) {
+	want := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true, "beta-ts": true, "ucb1": true, "lints": true, "linucb": true}
+	released := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true}
+	dim := 2
+	for _, d := range bandit.All(bandit.AnyKind) {
+		if d.Serving == nil {
+			continue
+		}
+		req := createRequest{Name: d.Name, Arms: []string{"a", "b", "c"}, Policy: d.Name, Horizon: 1000}
+		if d.NewContextual != nil {
+			req.Dim = &dim
+		}
+		var cfg *Config
+		var errs []error
+		for _, b := range []*Budget{{Epsilon: 1, Delta: 1e-6}, {Mu: 3, Delta: 1e-6}, nil} {
+			req.Budget = b
+			c, err := newConfig(req, newID("exp_"), time.Now())
+			if err == nil {
+				cfg = c
+				break
+			}
+			errs = append(errs, err)
+		}
+		if cfg == nil {
+			t.Fatalf("%s: no configuration: %v", d.Name, errs)
+		}
+		private := cfg.Budget != nil
+		x, err := newExperiment(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := x.props != nil; has != want[d.Name] {
+			t.Errorf("%s: states propensities = %v, want %v", d.Name, has, want[d.Name])
+		}
+		if x.props != nil && private && !released[d.Name] {
+			t.Errorf("%s is private and states propensities: only post-processing of released state may", d.Name)
+		}
+		if want[d.Name] && !strings.Contains(propensityPolicies, d.Name) {
+			t.Errorf("propensityPolicies does not name %s", d.Name)
+		}
 	}
 }

@@ -29,9 +29,17 @@ type experiment struct {
 	pol bandit.Policy     // K-armed policies
 	ctx bandit.Contextual // contextual policies (pol is nil)
 	met bandit.Metered    // set iff cfg.Accounting == AccountFilter (every private experiment)
-	src *policySource
-	ids *rand.ChaCha8 // event-id generator (its own stream)
-	led *ledger       // nil for AccountNone
+	// props states the policy's selection probabilities (nil when the policy
+	// does not; a private policy implements it only when they are
+	// post-processing of released state, bandit.Propensities). prand draws
+	// their Monte Carlo estimates (its own CSPRNG stream; the probabilities
+	// are released, the draws are not); probs is scratch of length K.
+	props bandit.Propensities
+	prand *rand.Rand
+	probs []float64
+	src   *policySource
+	ids   *rand.ChaCha8 // event-id generator (its own stream)
+	led   *ledger       // nil for AccountNone
 
 	exhausted   bool
 	exhaustedAt int64 // the refused step: seq of the first decision not made by the policy
@@ -77,8 +85,20 @@ type entry struct {
 	logged   bool
 	created  int64     // unix ms
 	features []float64 // contextual: the chosen candidate (scaled)
+	prop     *propensity
 	claim    *claim
 }
+
+// propensity is the probability with which a decision's arm was chosen,
+// from draws Monte Carlo draws (0: exact).
+type propensity struct {
+	p     float64
+	draws int
+}
+
+// propensityDraws is the number of Monte Carlo draws behind a randomised
+// policy's propensity: standard error sqrt(p(1−p)/4096) ≤ 0.0079.
+const propensityDraws = 4096
 
 // claim is a reward for one decision: pending until its commit is durable.
 type claim struct {
@@ -129,6 +149,9 @@ func newExperiment(cfg *Config) (*experiment, error) {
 	impl, err := build(d, cfg.setting(), cfg.Params, rand.New(e.src))
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: building %s: %w", cfg.ID, cfg.Policy, err)
+	}
+	if pp, ok := impl.(bandit.Propensities); ok {
+		e.props, e.prand, e.probs = pp, rand.New(noise.NewSecureSource()), make([]float64, len(cfg.Arms))
 	}
 	switch p := impl.(type) {
 	case bandit.Policy:
@@ -297,7 +320,21 @@ func (e *experiment) newEventID(now time.Time) string {
 type decision struct {
 	EventID string `json:"event_id"`
 	Arm     string `json:"arm"`
-	frozen  bool
+	// Propensity is the probability with which Arm was chosen, when asked
+	// for; PropensityDraws the Monte Carlo draws behind it (absent: exact).
+	Propensity      *float64 `json:"propensity,omitempty"`
+	PropensityDraws int      `json:"propensity_draws,omitempty"`
+	frozen          bool
+}
+
+// decisionOf is the answer for a decision made earlier (a repeated event
+// id): as it was first made, with its propensity if that request asked.
+func decisionOf(arm string, p *propensity) decision {
+	d := decision{Arm: arm}
+	if p != nil {
+		d.Propensity, d.PropensityDraws = &p.p, p.draws
+	}
+	return d
 }
 
 // errNeedReservation asks decide to wait for ext and retry.
@@ -305,10 +342,12 @@ type needReservation struct{ ext *extension }
 
 func (needReservation) Error() string { return "waiting for a privacy reservation" }
 
-// stepLocked makes one decision with event id id (not yet known). It returns
-// needReservation when the step is not covered by a durable reservation,
-// and stoppedError when the budget is exhausted and on_exhausted is stop.
-func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands [][]float64) (decision, error) {
+// stepLocked makes one decision with event id id (not yet known), with its
+// propensity when wantProp (the caller checked that e.props is set). It
+// returns needReservation when the step is not covered by a durable
+// reservation, and stoppedError when the budget is exhausted and
+// on_exhausted is stop.
+func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands [][]float64, wantProp bool) (decision, error) {
 	if !e.exhausted && e.led != nil {
 		c := e.met.NextCost() // every private served policy is Metered (newConfig)
 		if c.Value != 0 && c.Notion != e.cfg.Notion {
@@ -331,29 +370,47 @@ func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands 
 	}
 	var arm int
 	frozen := false
+	var prop *propensity
 	if e.exhausted {
 		if e.cfg.OnExhausted == Stop {
 			return decision{}, stoppedError{fmt.Sprintf("experiment %s is stopped: %s. Its on_exhausted rule is \"stop\", so no more decisions are made; create a new experiment with a new budget, or use on_exhausted \"freeze\" to keep serving decisions from the past ones", e.cfg.ID, e.exhaustWhy)}
 		}
 		arm, frozen = e.frozenArm(), true
-	} else if e.ctx != nil {
-		arm = e.ctx.Select(cands)
-		if arm < 0 || arm >= len(cands) {
-			return decision{}, fmt.Errorf("policy %s chose candidate %d of %d", e.cfg.Policy, arm, len(cands))
+		if wantProp {
+			prop = &propensity{p: e.frozenProb(arm)}
 		}
 	} else {
-		arm = e.pol.Select()
+		draws := 0
+		if wantProp {
+			// Before Select: the distribution Select is about to draw from.
+			draws = e.props.SelectProbs(cands, e.probs, propensityDraws, e.prand)
+		}
+		if e.ctx != nil {
+			arm = e.ctx.Select(cands)
+			if arm < 0 || arm >= len(cands) {
+				return decision{}, fmt.Errorf("policy %s chose candidate %d of %d", e.cfg.Policy, arm, len(cands))
+			}
+		} else {
+			arm = e.pol.Select()
+		}
+		if wantProp {
+			prop = &propensity{p: e.probs[arm], draws: draws}
+		}
 	}
 	e.seq++
 	ms := now.UnixMilli()
-	ent := &entry{id: id, seq: e.seq, arm: int32(arm), frozen: frozen, created: ms}
+	ent := &entry{id: id, seq: e.seq, arm: int32(arm), frozen: frozen, created: ms, prop: prop}
 	if e.ctx != nil {
 		ent.features = slicesClone(cands[arm])
 	}
 	e.recent[id] = ent
 	e.order = append(e.order, ent)
 	e.pendEnt = append(e.pendEnt, ent)
-	e.pendDec = append(e.pendDec, store.Decision{Experiment: e.cfg.ID, EventID: id, Seq: e.seq, Arm: arm, Frozen: frozen, CreatedAt: time.UnixMilli(ms).UTC(), Features: ent.features})
+	sd := store.Decision{Experiment: e.cfg.ID, EventID: id, Seq: e.seq, Arm: arm, Frozen: frozen, CreatedAt: time.UnixMilli(ms).UTC(), Features: ent.features}
+	if prop != nil {
+		sd.Propensity, sd.PropensityDraws = &prop.p, prop.draws
+	}
+	e.pendDec = append(e.pendDec, sd)
 	e.armDec[arm]++
 	if frozen {
 		e.frozenDec++
@@ -361,7 +418,9 @@ func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands 
 		e.released[arm]++
 	}
 	e.rateN++
-	return decision{EventID: id, Arm: e.cfg.Arms[arm], frozen: frozen}, nil
+	d := decisionOf(e.cfg.Arms[arm], prop)
+	d.EventID, d.frozen = id, frozen
+	return d, nil
 }
 
 // frozenArm draws from the empirical distribution of the decisions the
@@ -385,6 +444,20 @@ func (e *experiment) frozenArm() int {
 		u -= c
 	}
 	return len(e.released) - 1
+}
+
+// frozenProb is the probability with which frozenArm returns arm: its share
+// of the released decisions (uniform if there were none). Exact, and
+// post-processing of released outputs like the draw itself.
+func (e *experiment) frozenProb(arm int) float64 {
+	var total int64
+	for _, c := range e.released {
+		total += c
+	}
+	if total == 0 {
+		return 1 / float64(len(e.released))
+	}
+	return float64(e.released[arm]) / float64(total)
 }
 
 // chunkSteps sizes a reservation: about half a second of decisions at the

@@ -114,7 +114,8 @@ func FuzzCreateExperiment(f *testing.F) {
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{``, `{}`, `{"event_id":"e1"}`, `{"count":3}`, `{"count":0}`, `{"count":1001}`, `{"event_id":"x","count":2}`,
 		`{"event_id":""}`, `{"event_id":"a b"}`, `{"candidates":[[1,2]]}`, `{"count":"3"}`, `{"count":2.5}`, `{"x":1}`, `[1]`, `{"event_id":null}`,
-		`{"event_id":"` + strings.Repeat("z", 129) + `"}`, `{} {}`, `{"count":1e400}`} {
+		`{"event_id":"` + strings.Repeat("z", 129) + `"}`, `{} {}`, `{"count":1e400}`,
+		`{"propensity":true}`, `{"propensity":"yes"}`, `{"propensity":null,"count":2}`, `{"propensity":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

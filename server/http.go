@@ -262,7 +262,12 @@ type decideRequest struct {
 	EventID    *string     `json:"event_id"`
 	Candidates [][]float64 `json:"candidates"`
 	Count      *int        `json:"count"`
+	Propensity bool        `json:"propensity"`
 }
+
+// propensityPolicies lists the served policies that state propensities
+// (TestPropensityPoliciesListed keeps it equal to the registry's).
+const propensityPolicies = "adaprivate-ts and adaprivate-ucb (from their released snapshot), and the non-private beta-ts, ucb1, lints and linucb"
 
 const maxCount = 1000
 
@@ -303,6 +308,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *principal) *a
 	if e != nil {
 		return e
 	}
+	if req.Propensity && x.props == nil {
+		return errf(http.StatusBadRequest, "propensity_unavailable", fmt.Sprintf("experiment %s runs %s, whose selection probabilities would be computed from raw reward statistics, which are not differentially private, so the service does not release them; omit propensity, or use a policy that states them: %s", x.cfg.ID, x.cfg.Policy, propensityPolicies))
+	}
 	base := ""
 	if req.EventID != nil {
 		if e := checkEventID("event_id", *req.EventID); e != nil {
@@ -313,7 +321,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *principal) *a
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	if req.Count == nil {
-		ds, err := s.eng.decide(ctx, x, []string{base}, cands)
+		ds, err := s.eng.decide(ctx, x, []string{base}, cands, req.Propensity)
 		if err != nil {
 			return decideErr(err, p, x)
 		}
@@ -330,7 +338,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *principal) *a
 			ids[i] = fmt.Sprintf("%s.%d", base, i)
 		}
 	}
-	ds, err := s.eng.decide(ctx, x, ids, cands)
+	ds, err := s.eng.decide(ctx, x, ids, cands, req.Propensity)
 	if err != nil {
 		var se stoppedError
 		if errors.As(err, &se) && len(ds) > 0 {

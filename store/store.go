@@ -89,6 +89,11 @@ type Decision struct {
 	// Features is the chosen candidate's feature vector (contextual
 	// policies; nil for K-armed ones): Update needs it with the reward.
 	Features []float64
+	// Propensity is the probability with which the policy chose Arm, when
+	// the caller asked for it (nil otherwise); PropensityDraws is the number
+	// of Monte Carlo draws behind it (0: exact).
+	Propensity      *float64
+	PropensityDraws int
 }
 
 // Reward is one stored reward, joined to its decision by event id.

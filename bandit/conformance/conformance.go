@@ -311,3 +311,50 @@ func CheckState(t *testing.T, r StateRun) {
 		t.Errorf("UnmarshalJSON accepted another policy's state")
 	}
 }
+
+// CheckPropensities checks a policy's SelectProbs (bandit.Propensities)
+// against its Select in the policy's current state: probs(out) fills out
+// and returns the number of draws (0 when exact), and sel() is one Select
+// call that does not change the distribution of the next (the caller
+// freezes anything that would, such as a forced-exploration schedule).
+// The probabilities must sum to 1, and they must agree with the frequencies
+// of n Select calls within 5 standard errors of the difference,
+// sqrt(p(1−p)(1/D + 1/n)) for an estimate from D draws (1/D = 0 when
+// exact), plus 1e-3; an exact answer must also never give probability 0 to
+// an arm Select returns. Fixed seeds make the check deterministic; a true
+// difference of 0.02 at n = D = 20000 fails it.
+func CheckPropensities(t *testing.T, k, n int, probs func(out []float64) int, sel func() int) {
+	t.Helper()
+	out := make([]float64, k)
+	draws := probs(out)
+	var sum float64
+	for i, p := range out {
+		if p < 0 || p > 1 || math.IsNaN(p) {
+			t.Fatalf("SelectProbs[%d] = %v, not a probability", i, p)
+		}
+		sum += p
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Fatalf("SelectProbs sums to %.15g, want 1", sum)
+	}
+	invD := 0.0 // exact: no estimation error on the SelectProbs side
+	if draws > 0 {
+		invD = 1 / float64(draws)
+	}
+	freq := make([]float64, k)
+	for range n {
+		a := sel()
+		if draws == 0 && out[a] == 0 {
+			t.Fatalf("exact SelectProbs %v gives probability 0 to arm %d, which Select returned", out, a)
+		}
+		freq[a]++
+	}
+	for i := range freq {
+		freq[i] /= float64(n)
+		pbar := (out[i] + freq[i]) / 2
+		tol := 5*math.Sqrt(pbar*(1-pbar)*(invD+1/float64(n))) + 1e-3
+		if d := math.Abs(out[i] - freq[i]); d > tol {
+			t.Errorf("arm %d: SelectProbs %.4f (from %d draws) vs Select frequency %.4f over %d calls: difference %.4f > %.4f", i, out[i], draws, freq[i], n, d, tol)
+		}
+	}
+}

@@ -65,7 +65,8 @@ type experiment struct {
 	OnExhausted   string             `json:"on_exhausted"`
 	CreatedAt     time.Time          `json:"created_at"`
 
-	decided  map[string]int // event id → arm index
+	decided  map[string]int  // event id → arm index
+	propOf   map[string]bool // event ids decided with their propensity
 	rewarded map[string]float64
 	armN     []int64
 	armR     []int64
@@ -237,7 +238,7 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 	e := &experiment{Name: in.Name, Arms: in.Arms, Policy: in.Policy, Params: in.Params, Horizon: in.Horizon,
 		Budget: in.Budget, RewardRange: [2]float64{0, 1}, RewardWait: in.RewardWait, DefaultReward: in.DefaultReward,
 		OnExhausted: in.OnExhausted, CreatedAt: time.Now().UTC(),
-		decided: map[string]int{}, rewarded: map[string]float64{},
+		decided: map[string]int{}, propOf: map[string]bool{}, rewarded: map[string]float64{},
 		armN: make([]int64, len(in.Arms)), armR: make([]int64, len(in.Arms)), armSum: make([]float64, len(in.Arms))}
 	if in.RewardRange != nil {
 		if !(in.RewardRange[0] < in.RewardRange[1]) {
@@ -386,6 +387,7 @@ func (s *service) decide(w http.ResponseWriter, r *http.Request) {
 		EventID    string      `json:"event_id"`
 		Candidates [][]float64 `json:"candidates"`
 		Count      *int        `json:"count"`
+		Propensity bool        `json:"propensity"`
 	}
 	if !decode(w, r, &in) {
 		return
@@ -399,12 +401,21 @@ func (s *service) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.mu.Unlock()
+	// The stand-in's choice is uniform: the propensity of any arm is 1/K,
+	// exactly (returned when the decision was first asked with it).
+	answer := func(id string, k int) map[string]any {
+		d := map[string]any{"event_id": id, "arm": e.Arms[k]}
+		if e.propOf[id] {
+			d["propensity"] = 1 / float64(len(e.Arms))
+		}
+		return d
+	}
 	one := func(id string) (map[string]any, bool) {
 		if id == "" {
 			id = newEventID()
 		}
 		if k, ok := e.decided[id]; ok {
-			return map[string]any{"event_id": id, "arm": e.Arms[k]}, true
+			return answer(id, k), true
 		}
 		if e.Budget != nil && e.decisions() >= e.Horizon && e.OnExhausted == "stop" {
 			return nil, false
@@ -415,8 +426,9 @@ func (s *service) decide(w http.ResponseWriter, r *http.Request) {
 		}
 		k := mrand.IntN(len(e.Arms))
 		e.decided[id] = k
+		e.propOf[id] = in.Propensity
 		e.armN[k]++
-		return map[string]any{"event_id": id, "arm": e.Arms[k]}, true
+		return answer(id, k), true
 	}
 	stopped := func() {
 		fail(w, http.StatusConflict, "budget_exhausted", "the privacy budget of "+e.ID+" is exhausted and on_exhausted is \"stop\": create a new experiment")

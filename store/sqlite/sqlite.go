@@ -297,8 +297,10 @@ func (s *Store) Decision(ctx context.Context, exp, ev string) (store.Decision, e
 	d := store.Decision{Experiment: exp, EventID: ev}
 	var frozen, at int64
 	var feat []byte
-	err := s.r.QueryRowContext(ctx, "SELECT seq, arm, frozen, created_at, features FROM decisions WHERE experiment = ? AND event_id = ?", exp, ev).
-		Scan(&d.Seq, &d.Arm, &frozen, &at, &feat)
+	var prop sql.NullFloat64
+	var draws sql.NullInt64
+	err := s.r.QueryRowContext(ctx, "SELECT seq, arm, frozen, created_at, features, propensity, propensity_draws FROM decisions WHERE experiment = ? AND event_id = ?", exp, ev).
+		Scan(&d.Seq, &d.Arm, &frozen, &at, &feat, &prop, &draws)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, notFound("decision " + ev)
 	}
@@ -306,6 +308,9 @@ func (s *Store) Decision(ctx context.Context, exp, ev string) (store.Decision, e
 		return d, err
 	}
 	d.Frozen, d.CreatedAt = frozen != 0, fromMS(at)
+	if prop.Valid {
+		d.Propensity, d.PropensityDraws = &prop.Float64, int(draws.Int64)
+	}
 	d.Features, err = decodeFloats(feat)
 	return d, err
 }
@@ -419,9 +424,13 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 			return err
 		}
 	}
-	if err := insertRows(ctx, tx, "decisions (experiment, seq, event_id, arm, frozen, created_at, features)", 7, len(b.Decisions), func(i int, a []any) {
+	if err := insertRows(ctx, tx, "decisions (experiment, seq, event_id, arm, frozen, created_at, features, propensity, propensity_draws)", 9, len(b.Decisions), func(i int, a []any) {
 		d := &b.Decisions[i]
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = d.Experiment, d.Seq, d.EventID, d.Arm, boolInt(d.Frozen), ms(d.CreatedAt), encodeFloats(d.Features)
+		a[7], a[8] = nil, nil
+		if d.Propensity != nil {
+			a[7], a[8] = *d.Propensity, d.PropensityDraws
+		}
 	}); err != nil {
 		if isUnique(err) {
 			return conflict("a decision event id or seq of this batch is stored already")

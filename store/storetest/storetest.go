@@ -126,11 +126,13 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 		if err := s.Commit(ctx, &store.Batch{}); err != nil {
 			t.Fatalf("empty commit: %v", err)
 		}
+		prop, one := 0.123456789012345678, 1.0
 		b := &store.Batch{
 			Decisions: []store.Decision{
 				{Experiment: "e1", EventID: "a", Seq: 1, Arm: 0, CreatedAt: now},
 				{Experiment: "e1", EventID: "b", Seq: 2, Arm: 2, Frozen: true, CreatedAt: now.Add(time.Second), Features: []float64{0.5, -1, 1e-300}},
-				{Experiment: "e2", EventID: "a", Seq: 1, Arm: 1, CreatedAt: now},
+				{Experiment: "e2", EventID: "a", Seq: 1, Arm: 1, CreatedAt: now, Propensity: &prop, PropensityDraws: 4096},
+				{Experiment: "e2", EventID: "c", Seq: 2, Arm: 0, CreatedAt: now, Propensity: &one},
 			},
 			Rewards: []store.Reward{{Experiment: "e1", EventID: "a", Seq: 1, Value: 0.25, CreatedAt: now}},
 			States: map[string]store.State{
@@ -143,6 +145,15 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 		d, err := s.Decision(ctx, "e1", "b")
 		if err != nil || d.Seq != 2 || d.Arm != 2 || !d.Frozen || !d.CreatedAt.Equal(now.Add(time.Second)) || fmt.Sprint(d.Features) != "[0.5 -1 1e-300]" {
 			t.Errorf("Decision(e1, b) = %+v, %v", d, err)
+		}
+		if d, _ := s.Decision(ctx, "e1", "b"); d.Propensity != nil {
+			t.Errorf("a decision without a propensity read back with %v", *d.Propensity)
+		}
+		if d, err := s.Decision(ctx, "e2", "a"); err != nil || d.Propensity == nil || *d.Propensity != prop || d.PropensityDraws != 4096 {
+			t.Errorf("Decision(e2, a) = %+v, %v: want propensity %v from 4096 draws", d, err, prop)
+		}
+		if d, err := s.Decision(ctx, "e2", "c"); err != nil || d.Propensity == nil || *d.Propensity != 1 || d.PropensityDraws != 0 {
+			t.Errorf("Decision(e2, c) = %+v, %v: want exact propensity 1", d, err)
 		}
 		if _, err := s.Decision(ctx, "e2", "b"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Decision(e2, b): err = %v, want ErrNotFound", err)
