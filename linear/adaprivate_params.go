@@ -126,7 +126,14 @@ func calibrateAda(ucb bool) func(bandit.Setting, bandit.Target, bandit.Params) (
 		if err != nil {
 			return nil, err
 		}
-		return bandit.Params{"sigma": sig}, nil
+		out := bandit.Params{"sigma": sig}
+		if t.Mu == 0 {
+			// Report the (ε, δ) sigma was calibrated to, not the unused
+			// defaults of the epsilon and delta parameters (which derive
+			// sigma only when it is 0).
+			out["epsilon"], out["delta"] = t.Epsilon, t.Delta
+		}
+		return out, nil
 	}
 }
 

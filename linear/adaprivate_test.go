@@ -592,6 +592,10 @@ func TestCalibrateDescriptor(t *testing.T) {
 	s := bandit.Setting{Dim: 20, K: 5, Horizon: 10000}
 	for _, name := range []string{"adaprivate-ts", "adaprivate-ucb"} {
 		d, _ := linear.Lookup(name)
+		// The reported epsilon/delta are the target's, not the defaults.
+		if cp, err := d.Calibrate(s, bandit.Target{Epsilon: 2, Delta: 1e-7, Basis: bandit.BasisCertified}, nil); err != nil || cp["epsilon"] != 2 || cp["delta"] != 1e-7 {
+			t.Errorf("%s at (2, 1e-7): calibrated %v, %v", name, cp, err)
+		}
 		for _, c := range []struct {
 			p     bandit.Params
 			basis string
@@ -605,7 +609,9 @@ func TestCalibrateDescriptor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(cp) != 1 || math.Abs(cp["sigma"]-c.want) > 5e-4 {
+			// sigma, and the (ε, δ) it was calibrated to in place of the
+			// epsilon/delta defaults.
+			if len(cp) != 3 || math.Abs(cp["sigma"]-c.want) > 5e-4 || cp["epsilon"] != 1 || cp["delta"] != 1e-5 {
 				t.Errorf("%s %v %s: calibrated %v, want sigma ≈ %v", name, c.p, c.basis, cp, c.want)
 			}
 			full := bandit.Params{"sigma": cp["sigma"]}
