@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -710,5 +711,32 @@ func TestE2EPropensity(t *testing.T) {
 	p = start(t, db)
 	if _, again := decideOne(t, p, adminKey, beta, map[string]any{"event_id": "p1"}); again["arm"] != d["arm"] || again["propensity"] != first {
 		t.Errorf("repeated event id after a restart: %v, first answer %v", again, d)
+	}
+}
+
+// TestE2ELoadtest runs `dpbandit loadtest` against `dpbandit serve` (both
+// the real binary; built with -race when the tests run with -race, as in
+// .ci/run): every request succeeds, and the server stops cleanly, which a
+// race-enabled binary does not do after a detected data race (exit 66).
+func TestE2ELoadtest(t *testing.T) {
+	p := start(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	id := create(t, p, map[string]any{"name": "load", "arms": []string{"a", "b", "c", "d", "e"}, "policy": "mts-gaussian",
+		"horizon": 100000000, "budget": map[string]any{"mu": 3, "delta": 1e-6}})
+	out, err := exec.Command(binary(t), "loadtest", "--url", p.url, "--key", adminKey, "--experiment", id,
+		"--duration", "1s", "--concurrency", "16", "--mode", "all").CombinedOutput()
+	if err != nil {
+		t.Fatalf("loadtest: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"decide: ", "reward: ", "decide+reward: "} {
+		if !strings.Contains(string(out), mode) {
+			t.Errorf("loadtest output has no %q line:\n%s", mode, out)
+		}
+	}
+	if strings.Count(string(out), " 0 errors") != 3 {
+		t.Errorf("loadtest reported errors:\n%s", out)
+	}
+	p.stop()
+	if strings.Contains(p.errs.String(), "DATA RACE") {
+		t.Fatalf("data race in dpbandit serve under load:\n%s", p.errs.String())
 	}
 }
