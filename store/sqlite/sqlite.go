@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpbandit/dpbandit/store"
@@ -37,6 +38,9 @@ var migrations embed.FS
 type Store struct {
 	w *sql.DB // one connection: all writes
 	r *sql.DB // read pool
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared multi-row INSERTs on w, by SQL text
 }
 
 var _ store.Store = (*Store)(nil)
@@ -130,12 +134,55 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.mu.Unlock()
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
-func ms(t time.Time) int64       { return t.UnixMilli() }
-func fromMS(v int64) time.Time   { return time.UnixMilli(v).UTC() }
-func boolInt(b bool) int64       { return map[bool]int64{false: 0, true: 1}[b] }
+// prepare makes sure the INSERTs that insertRows needs for n rows into
+// table (cols columns each) are prepared on the write connection: the
+// full-size one and the one for the remainder. It must run outside a
+// transaction: the write pool has one connection, which a transaction holds.
+// Prepared once, they spare every later group commit the SQL parsing (at most
+// 64 sizes per table are ever prepared).
+func (s *Store) prepare(ctx context.Context, table string, cols, n int) error {
+	for _, rows := range []int{min(n, rowsPerInsert), n % rowsPerInsert} {
+		if rows == 0 {
+			continue
+		}
+		q := insertSQL(table, cols, rows)
+		s.mu.Lock()
+		have := s.stmts[q] != nil
+		s.mu.Unlock()
+		if have {
+			continue
+		}
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[q] = st
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func ms(t time.Time) int64     { return t.UnixMilli() }
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 func notFound(what string) error { return fmt.Errorf("%s: %w", what, store.ErrNotFound) }
 func conflict(what string) error { return fmt.Errorf("%s: %w", what, store.ErrConflict) }
 func isUnique(err error) bool {
@@ -394,11 +441,25 @@ func (s *Store) Counts(ctx context.Context, exp string) (int64, int64, error) {
 	return d, r, err
 }
 
+// The tables and columns the group commit appends to.
+const (
+	decisionsInsert = "decisions (experiment, seq, event_id, arm, frozen, created_at, features, propensity, propensity_draws)"
+	decisionsCols   = 9
+	rewardsInsert   = "rewards (experiment, seq, event_id, value, is_default, created_at)"
+	rewardsCols     = 6
+)
+
 // Commit implements store.Store: one IMMEDIATE transaction, fsynced on
 // commit (synchronous=FULL).
 func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	if b.Empty() {
 		return nil
+	}
+	if err := s.prepare(ctx, decisionsInsert, decisionsCols, len(b.Decisions)); err != nil {
+		return err
+	}
+	if err := s.prepare(ctx, rewardsInsert, rewardsCols, len(b.Rewards)); err != nil {
+		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -424,7 +485,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 			return err
 		}
 	}
-	if err := insertRows(ctx, tx, "decisions (experiment, seq, event_id, arm, frozen, created_at, features, propensity, propensity_draws)", 9, len(b.Decisions), func(i int, a []any) {
+	if err := s.insertRows(ctx, tx, decisionsInsert, decisionsCols, len(b.Decisions), func(i int, a []any) {
 		d := &b.Decisions[i]
 		a[0], a[1], a[2], a[3], a[4], a[5], a[6] = d.Experiment, d.Seq, d.EventID, d.Arm, boolInt(d.Frozen), ms(d.CreatedAt), encodeFloats(d.Features)
 		a[7], a[8] = nil, nil
@@ -437,7 +498,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 		}
 		return err
 	}
-	if err := insertRows(ctx, tx, "rewards (experiment, seq, event_id, value, is_default, created_at)", 6, len(b.Rewards), func(i int, a []any) {
+	if err := s.insertRows(ctx, tx, rewardsInsert, rewardsCols, len(b.Rewards), func(i int, a []any) {
 		r := &b.Rewards[i]
 		a[0], a[1], a[2], a[3], a[4], a[5] = r.Experiment, r.Seq, r.EventID, r.Value, boolInt(r.Default), ms(r.CreatedAt)
 	}); err != nil {
@@ -471,8 +532,7 @@ const rowsPerInsert = 64
 
 // insertRows inserts n rows of cols columns into table (with its column
 // list) in multi-row INSERT statements; fill sets row i's arguments.
-func insertRows(ctx context.Context, tx *sql.Tx, table string, cols, n int, fill func(i int, a []any)) error {
-	var full *sql.Stmt
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, table string, cols, n int, fill func(i int, a []any)) error {
 	args := make([]any, 0, cols*rowsPerInsert)
 	for i := 0; i < n; i += rowsPerInsert {
 		m := min(rowsPerInsert, n-i)
@@ -480,17 +540,17 @@ func insertRows(ctx context.Context, tx *sql.Tx, table string, cols, n int, fill
 		for j := 0; j < m; j++ {
 			fill(i+j, args[cols*j:cols*(j+1)])
 		}
+		q := insertSQL(table, cols, m)
+		s.mu.Lock()
+		st := s.stmts[q]
+		s.mu.Unlock()
 		var err error
-		if m == rowsPerInsert {
-			if full == nil {
-				if full, err = tx.PrepareContext(ctx, insertSQL(table, cols, m)); err != nil {
-					return err
-				}
-				defer full.Close()
-			}
-			_, err = full.ExecContext(ctx, args...)
+		if st != nil {
+			// One connection: the statement prepared on it (by prepare,
+			// before the transaction) is reused, not re-prepared.
+			_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, insertSQL(table, cols, m), args...)
+			_, err = tx.ExecContext(ctx, q, args...)
 		}
 		if err != nil {
 			return err
