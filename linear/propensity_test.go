@@ -1,6 +1,7 @@
 package linear
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -109,5 +110,59 @@ func TestSelectProbsLeavesStream(t *testing.T) {
 		}
 		a.Update(cands[x], float64(i%2))
 		b.Update(cands[y], float64(i%2))
+	}
+}
+
+// The privacy claim behind AdaPrivate's SelectProbs: it reads only released
+// state. Two policies with the same released batches and the same played
+// vectors, whose current (unreleased) batches hold different rewards, state
+// the same probabilities from the same draws, although their unreleased
+// sums differ; once those rewards are released, the released statistic
+// differs (and TS's probabilities with it).
+func TestAdaPrivateSelectProbsReadOnlyReleasedState(t *testing.T) {
+	cands := [][]float64{{0.6, 0.1, 0.2}, {0.5, 0.3, 0.1}, {0.1, 0.6, 0.3}}
+	for _, ucb := range []bool{false, true} {
+		opts := AdaPrivateOptions{Dim: 3, UCB: ucb, Lambda: 1, V: 0.5, Alpha: 0.5, GammaV: 1, BatchSize: 10, Sigma: 0.5}
+		a, _ := NewAdaPrivate(opts, rand.New(rand.NewPCG(1, 2)))
+		b, _ := NewAdaPrivate(opts, rand.New(rand.NewPCG(1, 2)))
+		// Identical first batch (released), then 9 rounds of a second batch
+		// with opposite rewards (not released: B = 10).
+		for i := range 19 {
+			x := cands[i%3]
+			ra, rb := float64(i%2), float64(i%2)
+			if i >= 10 {
+				ra, rb = 1, 0
+			}
+			a.Select(cands)
+			b.Select(cands)
+			a.Update(x, ra)
+			b.Update(x, rb)
+		}
+		if a.Releases() != 1 || b.Releases() != 1 {
+			t.Fatalf("releases %d, %d: want 1 each", a.Releases(), b.Releases())
+		}
+		if fmt.Sprint(a.s) == fmt.Sprint(b.s) {
+			t.Fatal("the unreleased sums are equal: the test would prove nothing")
+		}
+		pa, pb := make([]float64, 3), make([]float64, 3)
+		a.SelectProbs(cands, pa, 4096, rand.New(rand.NewPCG(9, 9)))
+		b.SelectProbs(cands, pb, 4096, rand.New(rand.NewPCG(9, 9)))
+		if fmt.Sprint(pa) != fmt.Sprint(pb) {
+			t.Errorf("%s: SelectProbs %v vs %v differ with equal released state", opts.name(), pa, pb)
+		}
+		// Completing the batch releases the differing sums (with the same
+		// noise: same generator stream) and moves the probabilities.
+		a.Select(cands)
+		b.Select(cands)
+		a.Update(cands[0], 1)
+		b.Update(cands[0], 0)
+		a.SelectProbs(cands, pa, 4096, rand.New(rand.NewPCG(9, 9)))
+		b.SelectProbs(cands, pb, 4096, rand.New(rand.NewPCG(9, 9)))
+		if fmt.Sprint(a.Released()) == fmt.Sprint(b.Released()) {
+			t.Errorf("%s: released statistics equal after releasing different rewards", opts.name())
+		}
+		if !ucb && fmt.Sprint(pa) == fmt.Sprint(pb) { // UCB's argmax may well stay put
+			t.Errorf("%s: SelectProbs %v unchanged after releasing different rewards", opts.name(), pa)
+		}
 	}
 }
