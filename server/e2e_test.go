@@ -283,6 +283,17 @@ func TestE2EAuth(t *testing.T) {
 	if len(d) != 2 {
 		t.Errorf("client decision has more than event_id and arm: %v", d)
 	}
+	// A stored reward is raw data: a client key's 409 does not state it (the
+	// admin's does, for the data owner).
+	_, d2 := decideOne(t, p, adminKey, id1, map[string]any{"event_id": "c-2"})
+	rewardOne(t, p, adminKey, id1, str(d2, "event_id"), 0.75)
+	code, m := rewardOne(t, p, ck, id1, "c-2", 0.25)
+	if c, msg := errMsg(t, m); code != 409 || c != "reward_conflict" || strings.Contains(msg, "0.75") || !strings.Contains(msg, "0.25") {
+		t.Errorf("client key's conflict: %d %v; want a 409 that names the posted 0.25 but not the stored 0.75", code, m)
+	}
+	if code, m := rewardOne(t, p, adminKey, id1, "c-2", 0.25); code != 409 || !strings.Contains(fmt.Sprint(m), "0.75") {
+		t.Errorf("admin's conflict: %d %v; want the stored 0.75 named", code, m)
+	}
 	// Keys survive a restart; only hashes are stored.
 	p.stop()
 	p = start(t, p.db)

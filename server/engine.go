@@ -270,8 +270,10 @@ type rewardResult struct {
 	Status  string `json:"status"` // "accepted" (stored now) or "duplicate" (stored before, same value)
 }
 
-// conflictError is a 409 for a reward.
-type conflictError struct{ msg string }
+// conflictError is a 409 for a reward. msg names the stored reward, for the
+// admin (the data owner); public does not, for client keys: a stored reward
+// is raw data, which never leaves through a client key (DESIGN.md rule 2).
+type conflictError struct{ msg, public string }
 
 func (c conflictError) Error() string { return c.msg }
 
@@ -356,9 +358,15 @@ func dupOrConflict(x *experiment, res rewardResult, have float64, haveDef bool, 
 		return res, nil // a default never conflicts: the client's reward won
 	}
 	if haveDef {
-		return res, conflictError{fmt.Sprintf("event %s already has the default reward %v, applied after the experiment's reward_wait of %s; a different reward (%v) cannot replace it. Post rewards within reward_wait", res.EventID, have, x.cfg.RewardWait, v)}
+		return res, conflictError{
+			msg:    fmt.Sprintf("event %s already has the default reward %v, applied after the experiment's reward_wait of %s; a different reward (%v) cannot replace it. Post rewards within reward_wait", res.EventID, have, x.cfg.RewardWait, v),
+			public: fmt.Sprintf("event %s already has the default reward, applied after the experiment's reward_wait of %s; a different reward (%v) cannot replace it. Post rewards within reward_wait", res.EventID, x.cfg.RewardWait, v),
+		}
 	}
-	return res, conflictError{fmt.Sprintf("event %s already has the reward %v; a different reward (%v) is a conflict. Rewards are idempotent per event id: resend the same value, or use a new event", res.EventID, have, v)}
+	return res, conflictError{
+		msg:    fmt.Sprintf("event %s already has the reward %v; a different reward (%v) is a conflict. Rewards are idempotent per event id: resend the same value, or use a new event", res.EventID, have, v),
+		public: fmt.Sprintf("event %s already has a different reward than %v; rewards are idempotent per event id: resend the same value, or use a new event", res.EventID, v),
+	}
 }
 
 // guaranteeOf wraps a filter value as a guarantee of its notion.

@@ -477,7 +477,7 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 	if single {
 		res, err := s.eng.reward(ctx, x, *items[0].EventID, *items[0].Reward)
 		if err != nil {
-			return rewardErr(x, *items[0].EventID, err)
+			return rewardErr(x, p, *items[0].EventID, err)
 		}
 		writeJSON(w, http.StatusAccepted, res)
 		return nil
@@ -508,7 +508,7 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 		}
 		res := map[string]any{"event_id": pd.res.EventID, "status": pd.res.Status}
 		if pd.err != nil {
-			ae := rewardErr(x, pd.res.EventID, pd.err)
+			ae := rewardErr(x, p, pd.res.EventID, pd.err)
 			res["status"], res["error"] = "rejected", ae
 			if worst == nil || ae.status > worst.status {
 				worst = ae
@@ -526,12 +526,15 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 	return nil
 }
 
-func rewardErr(x *experiment, id string, err error) *apiError {
+func rewardErr(x *experiment, p *principal, id string, err error) *apiError {
 	var ce conflictError
 	switch {
 	case errors.Is(err, errUnknownEvent):
 		return errf(http.StatusNotFound, "unknown_event", fmt.Sprintf("experiment %s has no decision with event_id %q: use the event_id returned by POST /v1/experiments/%s/decisions (a decision lost in a server crash before it was logged is unknown too)", x.cfg.ID, id, x.cfg.ID))
 	case errors.As(err, &ce):
+		if !p.admin {
+			return errf(http.StatusConflict, "reward_conflict", ce.public)
+		}
 		return errf(http.StatusConflict, "reward_conflict", ce.msg)
 	case errors.Is(err, errCommit):
 		return errf(http.StatusServiceUnavailable, "unavailable", err.Error())
