@@ -63,6 +63,11 @@ type ExperimentSpec struct {
 	// RewardWait is how long a decision waits for its reward before it
 	// gets DefaultReward (when one is set).
 	RewardWait *Duration `json:"reward_wait,omitempty"`
+	// RewardRetention is how long a reward's value is kept once the policy
+	// state that includes it is durable (nil: the service's default, 24h;
+	// 0 deletes it at once). A repeat of a reward whose value is gone is a
+	// 409 (IsConflict).
+	RewardRetention *Duration `json:"reward_retention,omitempty"`
 	// DefaultReward is the reward of decisions whose reward did not arrive
 	// within RewardWait; nil means none.
 	DefaultReward *float64 `json:"default_reward,omitempty"`
@@ -144,21 +149,23 @@ type Internal struct {
 // GET /v1/experiments/{id} and listed by GET /v1/experiments (both admin
 // only).
 type Experiment struct {
-	ID            string             `json:"id"`
-	Name          string             `json:"name"`
-	Arms          []string           `json:"arms"`
-	Policy        string             `json:"policy"`
-	Params        map[string]float64 `json:"params"`
-	Calibrated    []string           `json:"calibrated"`
-	Horizon       int64              `json:"horizon"`
-	Budget        *Budget            `json:"budget"`
-	RewardRange   [2]float64         `json:"reward_range"`
-	RewardWait    Duration           `json:"reward_wait"`
-	DefaultReward *float64           `json:"default_reward"`
-	OnExhausted   string             `json:"on_exhausted"`
-	Private       bool               `json:"private"`
-	Note          string             `json:"note"`
-	CreatedAt     time.Time          `json:"created_at"`
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Arms        []string           `json:"arms"`
+	Policy      string             `json:"policy"`
+	Params      map[string]float64 `json:"params"`
+	Calibrated  []string           `json:"calibrated"`
+	Horizon     int64              `json:"horizon"`
+	Budget      *Budget            `json:"budget"`
+	RewardRange [2]float64         `json:"reward_range"`
+	RewardWait  Duration           `json:"reward_wait"`
+	// RewardRetention: see ExperimentSpec.
+	RewardRetention Duration  `json:"reward_retention"`
+	DefaultReward   *float64  `json:"default_reward"`
+	OnExhausted     string    `json:"on_exhausted"`
+	Private         bool      `json:"private"`
+	Note            string    `json:"note"`
+	CreatedAt       time.Time `json:"created_at"`
 
 	// Decisions counts the decisions served; LoggedDecisions those already
 	// durable in the log.

@@ -33,16 +33,20 @@ const (
 
 // createRequest is the body of POST /v1/experiments.
 type createRequest struct {
-	Name          string        `json:"name"`
-	Arms          []string      `json:"arms"`
-	Policy        string        `json:"policy"`
-	Horizon       int           `json:"horizon"`
-	Budget        *Budget       `json:"budget"`
-	RewardRange   *[2]float64   `json:"reward_range"`
-	RewardWait    string        `json:"reward_wait"`
-	DefaultReward *float64      `json:"default_reward"`
-	OnExhausted   string        `json:"on_exhausted"`
-	Params        bandit.Params `json:"params"`
+	Name        string      `json:"name"`
+	Arms        []string    `json:"arms"`
+	Policy      string      `json:"policy"`
+	Horizon     int         `json:"horizon"`
+	Budget      *Budget     `json:"budget"`
+	RewardRange *[2]float64 `json:"reward_range"`
+	RewardWait  string      `json:"reward_wait"`
+	// RewardRetention is how long a reward's value is kept after the policy
+	// state that includes it is durable (then it is deleted; the event
+	// keeps its reward). Default 24h; "0s" deletes it at once.
+	RewardRetention string        `json:"reward_retention"`
+	DefaultReward   *float64      `json:"default_reward"`
+	OnExhausted     string        `json:"on_exhausted"`
+	Params          bandit.Params `json:"params"`
 	// DurableDecisions makes each decision wait until it is logged durably
 	// (one group commit, a few ms) before it is returned.
 	DurableDecisions *bool `json:"durable_decisions"`
@@ -58,26 +62,29 @@ type Budget = api.Budget
 
 // Config is an experiment's immutable configuration, stored as JSON.
 type Config struct {
-	ID            string            `json:"id"`
-	Name          string            `json:"name"`
-	Arms          []string          `json:"arms"`
-	Policy        string            `json:"policy"`
-	Params        bandit.Params     `json:"params"`               // complete: defaults, the user's and calibrated values
-	UserParams    bandit.Params     `json:"user_params"`          // as given
-	Calibrated    []string          `json:"calibrated,omitempty"` // names set by calibration
-	Horizon       int               `json:"horizon"`
-	Budget        *Budget           `json:"budget"`
-	RewardRange   [2]float64        `json:"reward_range"`
-	RewardWait    string            `json:"reward_wait"`
-	DefaultReward *float64          `json:"default_reward"`
-	OnExhausted   string            `json:"on_exhausted"`
-	Private       bool              `json:"private"`
-	Accounting    string            `json:"accounting"`
-	Notion        privacy.Notion    `json:"notion"`        // the filter's notion
-	FilterBudget  float64           `json:"filter_budget"` // μ, ρ or ε
-	Report        privacy.Statement `json:"report"`        // the policy's privacy at the budget's δ, for the horizon
-	Note          string            `json:"note"`
-	CreatedAt     time.Time         `json:"created_at"`
+	ID          string        `json:"id"`
+	Name        string        `json:"name"`
+	Arms        []string      `json:"arms"`
+	Policy      string        `json:"policy"`
+	Params      bandit.Params `json:"params"`               // complete: defaults, the user's and calibrated values
+	UserParams  bandit.Params `json:"user_params"`          // as given
+	Calibrated  []string      `json:"calibrated,omitempty"` // names set by calibration
+	Horizon     int           `json:"horizon"`
+	Budget      *Budget       `json:"budget"`
+	RewardRange [2]float64    `json:"reward_range"`
+	RewardWait  string        `json:"reward_wait"`
+	// RewardRetention: see createRequest. Absent in configurations stored
+	// before it existed, which get the default.
+	RewardRetention string            `json:"reward_retention"`
+	DefaultReward   *float64          `json:"default_reward"`
+	OnExhausted     string            `json:"on_exhausted"`
+	Private         bool              `json:"private"`
+	Accounting      string            `json:"accounting"`
+	Notion          privacy.Notion    `json:"notion"`        // the filter's notion
+	FilterBudget    float64           `json:"filter_budget"` // μ, ρ or ε
+	Report          privacy.Statement `json:"report"`        // the policy's privacy at the budget's δ, for the horizon
+	Note            string            `json:"note"`
+	CreatedAt       time.Time         `json:"created_at"`
 	// DurableDecisions: decisions are returned only once logged durably.
 	DurableDecisions bool `json:"durable_decisions"`
 	// Contextual policies choose among the arms' candidate feature vectors
@@ -87,19 +94,25 @@ type Config struct {
 	Dim         int     `json:"dim,omitempty"`
 	FeatureNorm float64 `json:"feature_norm,omitempty"`
 
-	wait time.Duration
+	wait      time.Duration
+	retention time.Duration
 }
 
 // Limits of experiment configurations.
 const (
-	maxArms        = 1000
-	maxNameLen     = 200
-	maxArmNameLen  = 200
-	maxDim         = 10000
-	maxHorizon     = 1 << 40
-	minRewardWait  = time.Second
-	maxRewardWait  = 30 * 24 * time.Hour
-	defRewardWait  = 10 * time.Minute
+	maxArms       = 1000
+	maxNameLen    = 200
+	maxArmNameLen = 200
+	maxDim        = 10000
+	maxHorizon    = 1 << 40
+	minRewardWait = time.Second
+	maxRewardWait = 30 * 24 * time.Hour
+	defRewardWait = 10 * time.Minute
+	// Reward values are deleted this long after they are in a durable
+	// policy state (DESIGN.md: raw rewards are kept only as long as they
+	// are needed); the default leaves a day for retries of the same reward.
+	defRetention   = 24 * time.Hour
+	maxRetention   = 365 * 24 * time.Hour
 	calibrateBasis = bandit.BasisCertified
 )
 
@@ -159,6 +172,13 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		return nil, badf("reward_wait: give a duration such as \"10m\" or \"2h\" between %v and %v (got %q)", minRewardWait, maxRewardWait, c.RewardWait)
 	}
 	c.wait = w
+	c.RewardRetention = req.RewardRetention
+	if c.retention, err = parseRetention(c.RewardRetention); err != nil {
+		return nil, badf("%v", err)
+	}
+	if c.RewardRetention == "" {
+		c.RewardRetention = defRetention.String()
+	}
 	if d := c.DefaultReward; d != nil && (!finite(*d) || *d < lo || *d > hi) {
 		return nil, badf("default_reward: %v lies outside reward_range [%v, %v]; give a value in the range or null", *d, lo, hi)
 	}
@@ -348,7 +368,25 @@ func (c *Config) load() error {
 		return fmt.Errorf("experiment %s: reward_wait %q: %w", c.ID, c.RewardWait, err)
 	}
 	c.wait = w
+	if c.retention, err = parseRetention(c.RewardRetention); err != nil {
+		return fmt.Errorf("experiment %s: %w", c.ID, err)
+	}
+	if c.RewardRetention == "" {
+		c.RewardRetention = defRetention.String()
+	}
 	return nil
+}
+
+// parseRetention reads reward_retention ("" is the default).
+func parseRetention(s string) (time.Duration, error) {
+	if s == "" {
+		return defRetention, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > maxRetention {
+		return 0, fmt.Errorf("reward_retention: give a duration such as \"24h\" or \"0s\" (delete each reward's value as soon as the policy state that includes it is durable) between 0s and %v (got %q)", maxRetention, s)
+	}
+	return d, nil
 }
 
 func decodeConfig(b []byte) (*Config, error) {

@@ -751,3 +751,72 @@ func TestE2ELoadtest(t *testing.T) {
 		t.Fatalf("data race in dpbandit serve under load:\n%s", p.errs.String())
 	}
 }
+
+// TestE2ERewardRetention: with reward_retention "0s" a reward's value is
+// deleted at the first sweep after the policy state that includes it is
+// durable; the event keeps its reward (counts, a restart and the policy are
+// unaffected) and a repeat gets 409 reward_purged. The default keeps it.
+func TestE2ERewardRetention(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db.sqlite")
+	p := start(t, db)
+	arms := []string{"a", "b"}
+	if code, m := call(t, "POST", p.url+"/v1/experiments", adminKey, map[string]any{"name": "r", "arms": arms, "policy": "ucb1",
+		"horizon": 100, "budget": nil, "reward_retention": "-1s"}); code != 400 || !strings.Contains(fmt.Sprint(m), "reward_retention") {
+		t.Errorf("negative retention: %d %v", code, m)
+	}
+	gone := create(t, p, map[string]any{"name": "gone", "arms": arms, "policy": "beta-ts", "horizon": 100, "budget": nil, "reward_retention": "0s"})
+	kept := create(t, p, map[string]any{"name": "kept", "arms": arms, "policy": "beta-ts", "horizon": 100, "budget": nil})
+	for _, id := range []string{gone, kept} {
+		for i := range 5 {
+			ev := fmt.Sprint("e", i)
+			decideOne(t, p, adminKey, id, map[string]any{"event_id": ev})
+			if code, m := rewardOne(t, p, adminKey, id, ev, float64(i%2)); code != 202 {
+				t.Fatalf("reward: %d %v", code, m)
+			}
+		}
+	}
+	_, g := call(t, "GET", p.url+"/v1/experiments/"+kept, adminKey, nil)
+	if g["reward_retention"] != "24h0m0s" {
+		t.Errorf("default reward_retention = %v, want 24h0m0s", g["reward_retention"])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, m := rewardOne(t, p, adminKey, gone, "e1", 1)
+		if code == 409 {
+			if c, msg := errMsg(t, m); c != "reward_purged" || !strings.Contains(msg, "reward_retention") {
+				t.Fatalf("409 for a purged reward: %v", m)
+			}
+			break
+		}
+		if code != 202 || time.Now().After(deadline) {
+			t.Fatalf("repeat of a reward past retention 0s: %d %v (want 202 duplicate until purged, then 409 reward_purged)", code, m)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, m := rewardOne(t, p, adminKey, kept, "e1", 1); code != 202 || fmt.Sprint(m["status"]) != "duplicate" {
+		t.Errorf("repeat with the default retention: %d %v, want 202 duplicate", code, m)
+	}
+	_, before := call(t, "GET", p.url+"/v1/experiments/"+gone, adminKey, nil)
+	p.stop()
+	p = start(t, db)
+	_, after := call(t, "GET", p.url+"/v1/experiments/"+gone, adminKey, nil)
+	if after["rewards"] != float64(5) || fmt.Sprint(after["internal"].(map[string]any)["policy_state"]) != fmt.Sprint(before["internal"].(map[string]any)["policy_state"]) {
+		t.Errorf("after a restart: rewards %v, policy state changed: %v", after["rewards"], after["internal"].(map[string]any)["policy_state"])
+	}
+	if code, m := rewardOne(t, p, adminKey, gone, "e3", 1); code != 409 {
+		t.Errorf("purged reward after a restart: %d %v", code, m)
+	}
+	// New rewards after the restart are purged too.
+	decideOne(t, p, adminKey, gone, map[string]any{"event_id": "late"})
+	rewardOne(t, p, adminKey, gone, "late", 1)
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		code, m := rewardOne(t, p, adminKey, gone, "late", 1)
+		if code == 409 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("a reward after the restart was never purged: %d %v", code, m)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -273,7 +273,7 @@ type rewardResult struct {
 // conflictError is a 409 for a reward. msg names the stored reward, for the
 // admin (the data owner); public does not, for client keys: a stored reward
 // is raw data, which never leaves through a client key (DESIGN.md rule 2).
-type conflictError struct{ msg, public string }
+type conflictError struct{ msg, public, code string }
 
 func (c conflictError) Error() string { return c.msg }
 
@@ -311,6 +311,13 @@ func (e *Engine) claimReward(ctx context.Context, x *experiment, id string, v fl
 			return nil, res, err
 		}
 		r, err := e.st.Reward(ctx, x.cfg.ID, id)
+		if err == nil && r.Purged {
+			if def {
+				return nil, res, nil // a default never conflicts
+			}
+			m := fmt.Sprintf("event %s already has a reward, applied to the policy; its value was deleted after the experiment's reward_retention of %s, so a repeat cannot be compared with it and is not applied", id, x.cfg.RewardRetention)
+			return nil, res, conflictError{msg: m, public: m, code: "reward_purged"}
+		}
 		if err == nil {
 			res, err := dupOrConflict(x, res, r.Value, r.Default, v, def)
 			return nil, res, err

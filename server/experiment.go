@@ -61,10 +61,16 @@ type experiment struct {
 	armDec    []int64 // per arm: all decisions served
 	frozenDec int64
 
-	rewardSeq    int64 // last stored reward seq
-	appliedSeq   int64 // last reward seq applied to the policy
-	defaultsMark int64 // decisions with seq ≤ this were examined for default rewards
-	version      int64
+	rewardSeq  int64 // last stored reward seq
+	appliedSeq int64 // last reward seq applied to the policy
+	// Reward retention: durableApplied is the AppliedSeq of the last durable
+	// state (rewards up to it are never replayed); purgedSeq the last seq
+	// whose value is deleted; marks the commits with rewards not yet purged.
+	durableApplied int64
+	purgedSeq      int64
+	marks          []purgeMark
+	defaultsMark   int64 // decisions with seq ≤ this were examined for default rewards
+	version        int64
 
 	armRew []int64   // internal: rewards per arm
 	armSum []float64 // internal: reward sums per arm (in the reward range)
@@ -112,6 +118,13 @@ type claim struct {
 	durable bool
 }
 
+// purgeMark says that the rewards with seq ≤ seq were stored at or before at
+// (one per group commit with rewards).
+type purgeMark struct {
+	seq int64
+	at  time.Time
+}
+
 // histPoint is one sample of an experiment's counts over time.
 type histPoint = api.HistoryPoint
 
@@ -127,6 +140,7 @@ type engineState struct {
 	ArmRewards   []int64      `json:"arm_rewards"`
 	ArmSums      []float64    `json:"arm_sums"`
 	DefaultsMark int64        `json:"defaults_mark"`
+	PurgedSeq    int64        `json:"purged_seq,omitempty"`
 	// UpdateSeed keys the update stream of the rewards with
 	// AppliedSeq < seq ≤ RewardSeq (the last commit's), for an exact replay.
 	UpdateSeed []byte `json:"update_seed,omitempty"`
@@ -225,9 +239,20 @@ func (e *experiment) restore(st store.State, replay []store.JoinedReward) error 
 	}
 	e.frozenDec, e.defaultsMark = es.Frozen, es.DefaultsMark
 	e.seq, e.loggedSeq, e.rewardSeq, e.appliedSeq, e.version = st.DecisionSeq, st.DecisionSeq, st.RewardSeq, st.AppliedSeq, st.Version
+	e.durableApplied, e.purgedSeq = st.AppliedSeq, es.PurgedSeq
+	if e.rewardSeq > e.purgedSeq {
+		// When the rewards stored before the restart were stored is not
+		// kept: they count from now (their values are kept a bit longer).
+		e.marks = []purgeMark{{seq: e.rewardSeq, at: time.Now()}}
+	}
 	if len(replay) > 0 {
 		if len(es.UpdateSeed) != 32 {
 			return fmt.Errorf("%d stored rewards after the policy state but no update seed", len(replay))
+		}
+		for _, r := range replay {
+			if r.Purged {
+				return fmt.Errorf("reward %d (event %s) must be replayed but its value was deleted: the store was purged beyond the durable policy state", r.Seq, r.EventID)
+			}
 		}
 		e.applyRewards(replay, [32]byte(es.UpdateSeed))
 	}
@@ -276,7 +301,7 @@ func (e *experiment) snapshot(led *ledgerState, seed *[32]byte) (store.State, er
 	}
 	es := engineState{Exhausted: e.exhausted, ExhaustedAt: e.exhaustedAt, ExhaustWhy: e.exhaustWhy,
 		Released: e.released, ArmDecisions: e.armDec, Frozen: e.frozenDec, ArmRewards: e.armRew, ArmSums: e.armSum,
-		DefaultsMark: e.defaultsMark}
+		DefaultsMark: e.defaultsMark, PurgedSeq: e.purgedSeq}
 	if e.led != nil {
 		if led == nil {
 			s := e.led.state()

@@ -101,6 +101,8 @@ func FuzzCreateExperiment(f *testing.F) {
 		`{"arms":"a"}`, `[]`, `null`, `{`, `{"name":1}`, `{"name":"x","arms":["a"],"policy":"ucb1","horizon":1e300}`,
 		`{"name":"x","arms":["a","b"],"policy":"mts-gaussian","horizon":100,"budget":{"epsilon":1e-300,"delta":0.5}}`,
 		`{"name":"x","arms":["a","b"],"policy":"ucb1","horizon":10,"reward_range":[1,0]}`, "",
+		`{"name":"x","arms":["a","b"],"policy":"ucb1","horizon":10,"reward_retention":"0s"}`, `{"name":"x","arms":["a","b"],"policy":"ucb1","horizon":10,"reward_retention":"9000h"}`,
+		`{"name":"x","arms":["a","b"],"policy":"ucb1","horizon":10,"reward_retention":5}`,
 	} {
 		f.Add([]byte(s))
 	}

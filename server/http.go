@@ -532,10 +532,14 @@ func rewardErr(x *experiment, p *principal, id string, err error) *apiError {
 	case errors.Is(err, errUnknownEvent):
 		return errf(http.StatusNotFound, "unknown_event", fmt.Sprintf("experiment %s has no decision with event_id %q: use the event_id returned by POST /v1/experiments/%s/decisions (a decision lost in a server crash before it was logged is unknown too)", x.cfg.ID, id, x.cfg.ID))
 	case errors.As(err, &ce):
-		if !p.admin {
-			return errf(http.StatusConflict, "reward_conflict", ce.public)
+		code := "reward_conflict"
+		if ce.code != "" {
+			code = ce.code
 		}
-		return errf(http.StatusConflict, "reward_conflict", ce.msg)
+		if !p.admin {
+			return errf(http.StatusConflict, code, ce.public)
+		}
+		return errf(http.StatusConflict, code, ce.msg)
 	case errors.Is(err, errCommit):
 		return errf(http.StatusServiceUnavailable, "unavailable", err.Error())
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
@@ -686,6 +690,7 @@ type expView struct {
 	Budget        *Budget            `json:"budget"`
 	RewardRange   [2]float64         `json:"reward_range"`
 	RewardWait    string             `json:"reward_wait"`
+	Retention     string             `json:"reward_retention"`
 	DefaultReward *float64           `json:"default_reward"`
 	OnExhausted   string             `json:"on_exhausted"`
 	Durable       bool               `json:"durable_decisions"`
@@ -726,7 +731,7 @@ func view(x *experiment, full bool) expView {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	v := expView{ID: c.ID, Name: c.Name, Arms: c.Arms, Policy: c.Policy, Params: c.Params, Calibrated: nonNilStrings(c.Calibrated),
-		Horizon: c.Horizon, Budget: c.Budget, RewardRange: c.RewardRange, RewardWait: c.RewardWait, DefaultReward: c.DefaultReward,
+		Horizon: c.Horizon, Budget: c.Budget, RewardRange: c.RewardRange, RewardWait: c.RewardWait, Retention: c.RewardRetention, DefaultReward: c.DefaultReward,
 		OnExhausted: c.OnExhausted, Durable: c.DurableDecisions, Contextual: c.Contextual, Dim: c.Dim, FeatureNorm: c.FeatureNorm,
 		Private: c.Private, Note: c.Note, CreatedAt: c.CreatedAt,
 		Decisions: x.seq, Logged: x.loggedSeq, Rewards: x.rewardSeq, ArmDecisions: slicesClone(x.armDec), Frozen: x.frozenDec}

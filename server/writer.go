@@ -153,11 +153,12 @@ func (w *writer) release() {
 
 // item is one experiment's part of a commit.
 type item struct {
-	x      *experiment
-	ents   []*entry
-	claims []*claim
-	seed   [32]byte
-	ext    *extension
+	x       *experiment
+	applied int64 // AppliedSeq of the state written
+	ents    []*entry
+	claims  []*claim
+	seed    [32]byte
+	ext     *extension
 }
 
 // cycle runs one group commit; it reports whether it wrote anything.
@@ -217,6 +218,7 @@ func (w *writer) cycle() bool {
 			continue
 		}
 		b.States[x.cfg.ID] = st
+		it.applied = st.AppliedSeq
 		x.mu.Unlock()
 		items = append(items, it)
 	}
@@ -285,7 +287,9 @@ func (w *writer) finish(it item, err error, now time.Time) {
 	if it.ext != nil {
 		x.led.committed(it.ext)
 	}
+	x.durableApplied = max(x.durableApplied, it.applied)
 	if len(it.claims) > 0 {
+		x.marks = append(x.marks, purgeMark{seq: it.claims[len(it.claims)-1].seq, at: now})
 		x.src.updates(it.seed)
 		for _, c := range it.claims {
 			x.learn(int(c.ent.arm), c.ent.frozen, c.ent.features, c.value)
@@ -341,6 +345,7 @@ func (w *writer) sweepDefaults() {
 func (w *writer) housekeeping() {
 	now := time.Now()
 	for _, x := range w.e.all() {
+		w.purge(x, now)
 		x.mu.Lock()
 		x.evictLocked(now, w.e.retain)
 		x.chunkSteps(now)
@@ -357,6 +362,38 @@ func (w *writer) housekeeping() {
 		}
 		x.mu.Unlock()
 	}
+}
+
+// purge deletes the values of x's rewards that are in a durable policy
+// state (never replayed) and were stored more than reward_retention ago
+// (DESIGN.md, security: raw rewards are kept only as long as they are
+// needed). Their rows stay: the events keep their rewards, counts do not
+// change, and a repeat of such a reward gets a 409 saying its value is gone.
+// The writer runs it (the store's one writer); the new watermark is
+// persisted with the next state.
+func (w *writer) purge(x *experiment, now time.Time) {
+	x.mu.Lock()
+	cut := now.Add(-x.cfg.retention)
+	upTo := x.purgedSeq
+	n := 0
+	for n < len(x.marks) && !x.marks[n].at.After(cut) && x.marks[n].seq <= x.durableApplied {
+		upTo = x.marks[n].seq
+		n++
+	}
+	after := x.purgedSeq
+	x.mu.Unlock()
+	if upTo <= after {
+		return
+	}
+	if _, err := w.e.st.PurgeRewards(context.Background(), x.cfg.ID, after, upTo); err != nil {
+		w.e.log.Error("purging reward values failed; retrying at the next sweep", "experiment", x.cfg.ID, "err", err)
+		return
+	}
+	x.mu.Lock()
+	x.purgedSeq = upTo
+	x.marks = x.marks[n:]
+	x.markDirtyLocked(w)
+	x.mu.Unlock()
 }
 
 func (x *experiment) histPointLocked(now time.Time) histPoint {

@@ -101,9 +101,12 @@ type Reward struct {
 	Experiment string
 	EventID    string
 	Seq        int64   // 1, 2, ... per experiment, in commit order
-	Value      float64 // in the experiment's reward range
+	Value      float64 // in the experiment's reward range (0 when Purged)
 	Default    bool    // the experiment's default reward, applied after reward_wait
 	CreatedAt  time.Time
+	// Purged reports that the value was deleted (PurgeRewards): the event
+	// has a reward, applied to the policy, whose value is no longer kept.
+	Purged bool
 }
 
 // Batch is what one commit writes: for each experiment, its new decisions
@@ -155,6 +158,12 @@ type Store interface {
 	Unrewarded(ctx context.Context, experiment string, afterSeq int64, before time.Time, limit int) ([]Decision, int64, error)
 	// Counts returns the numbers of logged decisions and stored rewards.
 	Counts(ctx context.Context, experiment string) (decisions, rewards int64, err error)
+	// PurgeRewards durably deletes the values of the experiment's rewards
+	// with after < seq ≤ upTo, keeping their rows (Reward then reports them
+	// Purged; Counts and idempotency by event id are unchanged). The caller
+	// purges only rewards already in a durable policy state: they are never
+	// replayed. It returns the number of values deleted.
+	PurgeRewards(ctx context.Context, experiment string, after, upTo int64) (int64, error)
 
 	// Commit writes the batch in one durable transaction. It fails with
 	// ErrConflict (and writes nothing) if a decision or reward event id is

@@ -61,6 +61,7 @@ type experiment struct {
 	Budget        *budget            `json:"budget"`
 	RewardRange   [2]float64         `json:"reward_range"`
 	RewardWait    string             `json:"reward_wait"`
+	Retention     string             `json:"reward_retention"`
 	DefaultReward *float64           `json:"default_reward"`
 	OnExhausted   string             `json:"on_exhausted"`
 	CreatedAt     time.Time          `json:"created_at"`
@@ -207,6 +208,7 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 		Budget        *budget            `json:"budget"`
 		RewardRange   *[2]float64        `json:"reward_range"`
 		RewardWait    string             `json:"reward_wait"`
+		Retention     string             `json:"reward_retention"` // echoed; the stand-in keeps every value
 		DefaultReward *float64           `json:"default_reward"`
 		OnExhausted   string             `json:"on_exhausted"`
 		Params        map[string]float64 `json:"params"`
@@ -236,7 +238,7 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e := &experiment{Name: in.Name, Arms: in.Arms, Policy: in.Policy, Params: in.Params, Horizon: in.Horizon,
-		Budget: in.Budget, RewardRange: [2]float64{0, 1}, RewardWait: in.RewardWait, DefaultReward: in.DefaultReward,
+		Budget: in.Budget, RewardRange: [2]float64{0, 1}, RewardWait: in.RewardWait, Retention: in.Retention, DefaultReward: in.DefaultReward,
 		OnExhausted: in.OnExhausted, CreatedAt: time.Now().UTC(),
 		decided: map[string]int{}, propOf: map[string]bool{}, rewarded: map[string]float64{},
 		armN: make([]int64, len(in.Arms)), armR: make([]int64, len(in.Arms)), armSum: make([]float64, len(in.Arms))}
@@ -330,7 +332,7 @@ func (e *experiment) view(full bool) map[string]any {
 	}
 	v := map[string]any{
 		"id": e.ID, "name": e.Name, "arms": e.Arms, "policy": e.Policy, "params": e.Params, "calibrated": []string{},
-		"horizon": e.Horizon, "budget": e.Budget, "reward_range": e.RewardRange, "reward_wait": e.RewardWait,
+		"horizon": e.Horizon, "budget": e.Budget, "reward_range": e.RewardRange, "reward_wait": e.RewardWait, "reward_retention": e.Retention,
 		"default_reward": e.DefaultReward, "on_exhausted": e.OnExhausted, "private": e.Budget != nil, "created_at": e.CreatedAt,
 		"decisions": e.decisions(), "logged_decisions": e.decisions(), "rewards": rewards,
 		"arm_decisions": slices.Clone(e.armN), "frozen_decisions": 0, "privacy": e.privacy(),

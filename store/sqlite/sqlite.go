@@ -366,13 +366,27 @@ func (s *Store) Decision(ctx context.Context, exp, ev string) (store.Decision, e
 func (s *Store) Reward(ctx context.Context, exp, ev string) (store.Reward, error) {
 	r := store.Reward{Experiment: exp, EventID: ev}
 	var def, at int64
+	var v sql.NullFloat64
 	err := s.r.QueryRowContext(ctx, "SELECT seq, value, is_default, created_at FROM rewards WHERE experiment = ? AND event_id = ?", exp, ev).
-		Scan(&r.Seq, &r.Value, &def, &at)
+		Scan(&r.Seq, &v, &def, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, notFound("reward " + ev)
 	}
+	r.Value, r.Purged = v.Float64, !v.Valid
 	r.Default, r.CreatedAt = def != 0, fromMS(at)
 	return r, err
+}
+
+// PurgeRewards implements store.Store (one fsynced transaction).
+func (s *Store) PurgeRewards(ctx context.Context, exp string, after, upTo int64) (int64, error) {
+	if upTo <= after {
+		return 0, nil
+	}
+	res, err := s.w.ExecContext(ctx, "UPDATE rewards SET value = NULL WHERE experiment = ? AND seq > ? AND seq <= ? AND value IS NOT NULL", exp, after, upTo)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // RewardsAfter implements store.Store.
@@ -389,9 +403,11 @@ func (s *Store) RewardsAfter(ctx context.Context, exp string, after int64) ([]st
 		j := store.JoinedReward{Reward: store.Reward{Experiment: exp}}
 		var def, at, frozen int64
 		var feat []byte
-		if err := rows.Scan(&j.EventID, &j.Seq, &j.Value, &def, &at, &j.Arm, &frozen, &feat); err != nil {
+		var v sql.NullFloat64
+		if err := rows.Scan(&j.EventID, &j.Seq, &v, &def, &at, &j.Arm, &frozen, &feat); err != nil {
 			return nil, err
 		}
+		j.Value, j.Purged = v.Float64, !v.Valid
 		j.Default, j.CreatedAt, j.Frozen = def != 0, fromMS(at), frozen != 0
 		if j.Features, err = decodeFloats(feat); err != nil {
 			return nil, err

@@ -216,6 +216,50 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 			t.Errorf("Counts = %d decisions, %d rewards, %v; want %d of each", d, r, err, want)
 		}
 	})
+	t.Run("PurgeRewards", func(t *testing.T) {
+		// Values in (after, upTo] of one experiment are deleted; rows,
+		// counts and other experiments stay; purging again deletes nothing.
+		s := fresh(t)
+		mkExp(t, s, "e1")
+		mkExp(t, s, "e2")
+		b := &store.Batch{}
+		for i := int64(1); i <= 5; i++ {
+			for _, e := range []string{"e1", "e2"} {
+				b.Decisions = append(b.Decisions, store.Decision{Experiment: e, EventID: fmt.Sprint("r", i), Seq: i, CreatedAt: now})
+				b.Rewards = append(b.Rewards, store.Reward{Experiment: e, EventID: fmt.Sprint("r", i), Seq: i, Value: float64(i) / 10, CreatedAt: now})
+			}
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.PurgeRewards(ctx, "e1", 1, 3); err != nil || n != 2 {
+			t.Fatalf("PurgeRewards(e1, 1, 3) = %d, %v; want 2 values deleted", n, err)
+		}
+		if n, err := s.PurgeRewards(ctx, "e1", 0, 3); err != nil || n != 1 {
+			t.Errorf("PurgeRewards(e1, 0, 3) again = %d, %v; want only r1's value", n, err)
+		}
+		for i := int64(1); i <= 5; i++ {
+			r, err := s.Reward(ctx, "e1", fmt.Sprint("r", i))
+			if err != nil || r.Purged != (i <= 3) || (i > 3 && r.Value != float64(i)/10) || (i <= 3 && r.Value != 0) {
+				t.Errorf("e1 reward r%d after the purge: %+v, %v", i, r, err)
+			}
+			if r, _ := s.Reward(ctx, "e2", fmt.Sprint("r", i)); r.Purged || r.Value != float64(i)/10 {
+				t.Errorf("e2 reward r%d changed by e1's purge: %+v", i, r)
+			}
+		}
+		if d, r, err := s.Counts(ctx, "e1"); err != nil || d != 5 || r != 5 {
+			t.Errorf("Counts(e1) = %d, %d, %v after the purge; want 5, 5", d, r, err)
+		}
+		if jr, err := s.RewardsAfter(ctx, "e1", 3); err != nil || len(jr) != 2 || jr[0].Purged || jr[0].Value != 0.4 {
+			t.Errorf("RewardsAfter(e1, 3) = %+v, %v", jr, err)
+		}
+		if jr, _ := s.RewardsAfter(ctx, "e1", 2); len(jr) != 3 || !jr[0].Purged {
+			t.Errorf("RewardsAfter(e1, 2) should report r3 as purged: %+v", jr)
+		}
+		if n, err := s.PurgeRewards(ctx, "e1", 3, 3); err != nil || n != 0 {
+			t.Errorf("empty range: %d, %v", n, err)
+		}
+	})
 	t.Run("CommitIsAtomic", func(t *testing.T) {
 		s := fresh(t)
 		mkExp(t, s, "e1")
