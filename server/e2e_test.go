@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpbandit/dpbandit/privacy"
+	"github.com/dpbandit/dpbandit/store/storetest"
 )
 
 func create(t testing.TB, p *proc, body map[string]any) string {
@@ -434,8 +435,12 @@ func indexOf(xs []string, s string) int {
 // TestE2ERestart checks that a restart restores every policy state, the
 // ledger and the counts exactly (graceful stop), and that a SIGKILL never
 // lowers the privacy spent.
-func TestE2ERestart(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "db.sqlite")
+func TestE2ERestart(t *testing.T) { testRestart(t, filepath.Join(t.TempDir(), "db.sqlite")) }
+
+// TestE2ERestartPostgres is TestE2ERestart with `--db postgres://...`.
+func TestE2ERestartPostgres(t *testing.T) { testRestart(t, storetest.PostgresSchema(t)) }
+
+func testRestart(t *testing.T, db string) {
 	p := start(t, db)
 	arms := []string{"a", "b", "c", "d"}
 	ids := map[string]string{}

@@ -7,19 +7,24 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dpbandit/dpbandit/server"
+	"github.com/dpbandit/dpbandit/store"
+	"github.com/dpbandit/dpbandit/store/postgres"
 	"github.com/dpbandit/dpbandit/store/sqlite"
 )
 
-// serveCmd runs the HTTP decision service on the embedded SQLite store.
+// serveCmd runs the HTTP decision service on the embedded SQLite store, or
+// on PostgreSQL when --db is a postgres:// URL.
 type serveCmd struct {
 	Addr      string        `default:"127.0.0.1:8080" help:"Address to listen on."`
-	DB        string        `name:"db" default:"./dpbandit.db" help:"SQLite database file (created if missing; WAL, synchronous=FULL)."`
+	DB        string        `name:"db" default:"./dpbandit.db" help:"SQLite database file (created if missing; WAL, synchronous=FULL), or a PostgreSQL URL such as postgres://user@host/db (one server per database; add ?search_path=SCHEMA to share a database)."`
 	AdminKey  string        `name:"admin-key" env:"DPBANDIT_ADMIN_KEY" help:"Admin API key (at least 16 characters). Without one, the first start generates a key, stores only its SHA-256 hash and prints it once."`
 	MaxBody   int64         `name:"max-body" default:"1048576" help:"Largest request body in bytes."`
 	RateLimit float64       `name:"rate-limit" default:"0" help:"Requests per second per API key (0: unlimited)."`
@@ -35,7 +40,7 @@ func (c *serveCmd) Run(g *Globals) error {
 	log := slog.New(slog.NewJSONHandler(g.Stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := sqlite.Open(ctx, c.DB)
+	st, err := openStore(ctx, c.DB)
 	if err != nil {
 		return err
 	}
@@ -61,8 +66,8 @@ func (c *serveCmd) Run(g *Globals) error {
 		return fmt.Errorf("--addr %s: %w", c.Addr, err)
 	}
 	hs := srv.HTTPServer(c.Addr)
-	log.Info("dpbandit serving", "addr", ln.Addr().String(), "db", c.DB)
-	fmt.Fprintf(g.Stdout, "dpbandit serving on http://%s (database %s)\n", ln.Addr(), c.DB)
+	log.Info("dpbandit serving", "addr", ln.Addr().String(), "db", redactDB(c.DB))
+	fmt.Fprintf(g.Stdout, "dpbandit serving on http://%s (database %s)\n", ln.Addr(), redactDB(c.DB))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -80,4 +85,25 @@ func (c *serveCmd) Run(g *Globals) error {
 		err = nil
 	}
 	return err
+}
+
+// openStore opens the store --db names: PostgreSQL for a postgres:// or
+// postgresql:// URL, else the SQLite file at that path.
+func openStore(ctx context.Context, db string) (store.Store, error) {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		st, err := postgres.Open(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("--db: %w", err)
+		}
+		return st, nil
+	}
+	return sqlite.Open(ctx, db)
+}
+
+// redactDB hides a password in a database URL before it is printed.
+func redactDB(db string) string {
+	if u, err := url.Parse(db); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return db
 }

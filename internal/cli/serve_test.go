@@ -31,3 +31,16 @@ func TestServeHelp(t *testing.T) {
 		}
 	}
 }
+
+// The database printed at start never shows a PostgreSQL password.
+func TestRedactDB(t *testing.T) {
+	for in, want := range map[string]string{
+		"./dpbandit.db":                      "./dpbandit.db",
+		"postgres://dpb:s3cret@db:5432/prod": "postgres://dpb:xxxxx@db:5432/prod",
+		"postgres://dpb@db/prod":             "postgres://dpb@db/prod",
+	} {
+		if got := redactDB(in); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("redactDB(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -14,12 +14,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -358,7 +356,7 @@ func (s *Store) Decision(ctx context.Context, exp, ev string) (store.Decision, e
 	if prop.Valid {
 		d.Propensity, d.PropensityDraws = &prop.Float64, int(draws.Int64)
 	}
-	d.Features, err = decodeFloats(feat)
+	d.Features, err = store.DecodeFeatures(feat)
 	return d, err
 }
 
@@ -409,7 +407,7 @@ func (s *Store) RewardsAfter(ctx context.Context, exp string, after int64) ([]st
 		}
 		j.Value, j.Purged = v.Float64, !v.Valid
 		j.Default, j.CreatedAt, j.Frozen = def != 0, fromMS(at), frozen != 0
-		if j.Features, err = decodeFloats(feat); err != nil {
+		if j.Features, err = store.DecodeFeatures(feat); err != nil {
 			return nil, err
 		}
 		out = append(out, j)
@@ -590,28 +588,10 @@ func insertSQL(table string, cols, rows int) string {
 	return b.String()
 }
 
-// encodeFloats stores a feature vector as little-endian float64s (nil: NULL).
+// encodeFloats is the features argument: NULL for none.
 func encodeFloats(x []float64) any {
 	if x == nil {
 		return nil
 	}
-	b := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	}
-	return b
-}
-
-func decodeFloats(b []byte) ([]float64, error) {
-	if b == nil {
-		return nil, nil
-	}
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("features blob of %d bytes is not a whole number of float64s", len(b))
-	}
-	x := make([]float64, len(b)/8)
-	for i := range x {
-		x[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return x, nil
+	return store.EncodeFeatures(x)
 }
