@@ -15,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dpbandit/dpbandit/store"
+	"github.com/dpbandit/dpbandit/store/postgres"
+	"github.com/dpbandit/dpbandit/store/storetest"
 )
 
 // Benchmarks over loopback with an in-process load generator, and a bare
@@ -101,6 +105,12 @@ func newBenchServer(b *testing.B, opts Options) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return newBenchServerOn(b, opts, st)
+}
+
+// newBenchServerOn is newBenchServer on a given store.
+func newBenchServerOn(b *testing.B, opts Options, st store.Store) *benchEnv {
+	b.Helper()
 	opts.Store, opts.AdminKey = st, "bench-admin-key-0123456789"
 	s, _, err := New(context.Background(), opts)
 	if err != nil {
@@ -154,7 +164,10 @@ func BenchmarkBare(b *testing.B) {
 }
 
 func benchDecide(b *testing.B, opts Options) {
-	e := newBenchServer(b, opts)
+	benchDecideOn(b, newBenchServer(b, opts))
+}
+
+func benchDecideOn(b *testing.B, e *benchEnv) {
 	path := "/v1/experiments/" + e.exp + "/decisions"
 	run(b, b.N, "decisions", func(int) error {
 		code, body, err := e.g.post(path, nil)
@@ -174,8 +187,28 @@ func BenchmarkDecideSpecValidated(b *testing.B) { benchDecide(b, Options{Validat
 
 // BenchmarkReward: durable rewards (each 202 is after an fsynced group
 // commit) for decisions made before the timer starts.
-func BenchmarkReward(b *testing.B) {
-	e := newBenchServer(b, Options{})
+func BenchmarkReward(b *testing.B) { benchReward(b, newBenchServer(b, Options{})) }
+
+// BenchmarkRewardPostgres is BenchmarkReward on the PostgreSQL store (each
+// 202 after a commit with synchronous_commit=on).
+func BenchmarkRewardPostgres(b *testing.B) {
+	benchReward(b, newBenchServerOn(b, Options{}, benchPostgres(b)))
+}
+
+// BenchmarkDecidePostgres is BenchmarkDecide on the PostgreSQL store.
+func BenchmarkDecidePostgres(b *testing.B) {
+	benchDecideOn(b, newBenchServerOn(b, Options{}, benchPostgres(b)))
+}
+
+func benchPostgres(b *testing.B) store.Store {
+	st, err := postgres.Open(context.Background(), storetest.PostgresSchema(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+func benchReward(b *testing.B, e *benchEnv) {
 	b.StopTimer()
 	ids := make([]string, 0, b.N)
 	for len(ids) < b.N {
