@@ -8,13 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dpbandit/dpbandit/store"
+	"github.com/dpbandit/dpbandit/store/postgres"
 	"github.com/dpbandit/dpbandit/store/sqlite"
+	"github.com/dpbandit/dpbandit/store/storetest"
 )
 
 // TestCrash runs the real binary under concurrent decide+reward load, kills
@@ -29,7 +32,13 @@ import (
 //
 // It runs 3 kill points by default; DPBANDIT_CRASH_POINTS=N runs N (the long
 // CI step uses 20).
-func TestCrash(t *testing.T) {
+func TestCrash(t *testing.T) { testCrash(t, filepath.Join(t.TempDir(), "db.sqlite")) }
+
+// TestCrashPostgres is TestCrash with `--db postgres://...`: the restarted
+// server waits for PostgreSQL to free the killed one's lock.
+func TestCrashPostgres(t *testing.T) { testCrash(t, storetest.PostgresSchema(t)) }
+
+func testCrash(t *testing.T, db string) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
@@ -41,7 +50,6 @@ func TestCrash(t *testing.T) {
 		}
 		points = n
 	}
-	db := filepath.Join(t.TempDir(), "db.sqlite")
 	p := start(t, db)
 	arms := []string{"a", "b", "c", "d"}
 	ids := []string{
@@ -146,7 +154,7 @@ func TestCrash(t *testing.T) {
 func checkAfterCrash(t *testing.T, k int, p *proc, db, id string, acked map[string]float64, spentBefore float64, received []string) (lost int) {
 	t.Helper()
 	_, g := call(t, "GET", p.url+"/v1/experiments/"+id, adminKey, nil)
-	s, err := sqlite.Open(context.Background(), db)
+	s, err := openReader(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,3 +251,12 @@ type fatalTB struct{ testing.TB }
 func (*fatalTB) Helper()                   {}
 func (*fatalTB) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
 func (*fatalTB) Fatal(a ...any)            { panic(fmt.Sprint(a...)) }
+
+// openReader opens the store of a running server for the checks: the
+// SQLite file (WAL: readers beside the writer), or a PostgreSQL reader.
+func openReader(db string) (store.Store, error) {
+	if strings.HasPrefix(db, "postgres://") {
+		return postgres.OpenReader(context.Background(), db)
+	}
+	return sqlite.Open(context.Background(), db)
+}

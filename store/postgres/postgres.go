@@ -38,20 +38,27 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Options tune Open.
+type Options struct {
+	// LockWait is how long Open waits for the one-server lock (default
+	// 10 s): after a crash, PostgreSQL notices the dead session within
+	// moments and frees the lock.
+	LockWait time.Duration
+}
+
 // Open connects to the database at dsn (a postgres:// URL or key=value
 // string; a search_path parameter selects a schema), takes the one-server
 // lock and applies the migrations.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: %w", err)
+func Open(ctx context.Context, dsn string) (*Store, error) { return OpenWith(ctx, dsn, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
+	if o.LockWait <= 0 {
+		o.LockWait = 10 * time.Second
 	}
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
-	cfg.ConnConfig.RuntimeParams["application_name"] = "dpbandit"
-	cfg.MaxConns = 9 // one holds the lock
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := connect(ctx, dsn, false)
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: %w", err)
+		return nil, err
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -59,10 +66,18 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres store: connecting: %w", err)
 	}
 	var schema string
-	var ok bool
-	err = conn.QueryRow(ctx, "SELECT current_schema(), pg_try_advisory_lock(hashtextextended('dpbandit:' || current_schema(), 0))").Scan(&schema, &ok)
-	if err == nil && !ok {
-		err = fmt.Errorf("another dpbandit serve is using schema %q of this database: run one server per database (or give each its own search_path)", schema)
+	deadline := time.Now().Add(o.LockWait)
+	for {
+		var ok bool
+		err = conn.QueryRow(ctx, "SELECT current_schema(), pg_try_advisory_lock(hashtextextended('dpbandit:' || current_schema(), 0))").Scan(&schema, &ok)
+		if err != nil || ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("another dpbandit serve is using schema %q of this database: run one server per database (or give each its own search_path)", schema)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
 		conn.Release()
@@ -75,6 +90,39 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres store: %w", err)
 	}
 	return s, nil
+}
+
+// OpenReader connects to a store's database for reading only, beside the
+// server that has it open (no lock, no migrations): every transaction is
+// read-only, so a write through it fails. For inspection and tools.
+func OpenReader(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := connect(ctx, dsn, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+func connect(ctx context.Context, dsn string, readOnly bool) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "dpbandit"
+	if readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	cfg.MaxConns = 9 // one holds the lock
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	return pool, nil
 }
 
 // migrate applies the embedded migrations newer than the schema's version,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpbandit/dpbandit/store"
 	"github.com/dpbandit/dpbandit/store/postgres"
@@ -31,8 +32,9 @@ func TestConformance(t *testing.T) {
 		})
 }
 
-// One server per schema: a second Open is refused with a message that says
-// why, and succeeds once the first store is closed.
+// One server per schema: a second Open is refused (after waiting for the
+// lock) with a message that says why, and succeeds once the first store is
+// closed. A reader opens beside the server and cannot write.
 func TestOneServerPerSchema(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.PostgresSchema(t)
@@ -40,12 +42,23 @@ func TestOneServerPerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := postgres.Open(ctx, dsn); err == nil {
+	if b, err := postgres.OpenWith(ctx, dsn, postgres.Options{LockWait: 300 * time.Millisecond}); err == nil {
 		b.Close()
 		t.Fatal("a second store opened the same schema")
 	} else if !strings.Contains(err.Error(), "another dpbandit serve") {
 		t.Errorf("second Open: %v", err)
 	}
+	r, err := postgres.OpenReader(ctx, dsn)
+	if err != nil {
+		t.Fatalf("OpenReader beside the server: %v", err)
+	}
+	if _, err := r.Experiments(ctx); err != nil {
+		t.Errorf("reader: %v", err)
+	}
+	if err := r.SetMeta(ctx, "x", []byte("y")); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("a write through the reader: %v; want a read-only error", err)
+	}
+	r.Close()
 	a.Close()
 	b, err := postgres.Open(ctx, dsn)
 	if err != nil {
