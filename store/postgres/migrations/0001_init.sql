@@ -1,5 +1,6 @@
 -- dpbandit schema on PostgreSQL, version 1 (the same contract as the
--- SQLite store's versions 1-3). Times are unix milliseconds.
+-- SQLite store's versions 1-3, and the same column types where the shared
+-- SQL reads them: times are unix milliseconds, flags integers 0/1).
 CREATE TABLE meta (
     name  TEXT PRIMARY KEY,
     value BYTEA NOT NULL
@@ -36,7 +37,7 @@ CREATE TABLE decisions (
     seq              BIGINT NOT NULL,
     event_id         TEXT NOT NULL,
     arm              INTEGER NOT NULL,
-    frozen           BOOLEAN NOT NULL,
+    frozen           INTEGER NOT NULL CHECK (frozen IN (0, 1)),
     created_at       BIGINT NOT NULL,
     features         BYTEA,             -- contextual: little-endian float64s
     propensity       DOUBLE PRECISION,  -- when asked for (NULL otherwise)
@@ -50,7 +51,7 @@ CREATE TABLE rewards (
     seq        BIGINT NOT NULL,
     event_id   TEXT NOT NULL,
     value      DOUBLE PRECISION,        -- NULL once purged (reward_retention)
-    is_default BOOLEAN NOT NULL,
+    is_default INTEGER NOT NULL CHECK (is_default IN (0, 1)),
     created_at BIGINT NOT NULL,
     PRIMARY KEY (experiment, seq),
     UNIQUE (experiment, event_id)
