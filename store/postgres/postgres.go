@@ -17,8 +17,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -148,42 +146,10 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := s.W.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM dpbandit_schema").Scan(&have); err != nil {
 		return err
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
+	return s.Migrate(ctx, migrations, have, func(ctx context.Context, tx *sql.Tx, v int) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO dpbandit_schema (version) VALUES ($1)", v)
 		return err
-	}
-	slices.Sort(names)
-	if have > len(names) {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade dpbandit", have, len(names))
-	}
-	for i, name := range names {
-		v := i + 1
-		if v <= have {
-			continue
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		tx, err := s.W.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		// Without arguments pgx sends the file by the simple protocol,
-		// which runs several statements.
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO dpbandit_schema (version) VALUES ($1)", v); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-	}
-	return nil
+	})
 }
 
 // Close implements store.Store: it releases the lock and the connections.

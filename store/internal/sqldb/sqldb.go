@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -520,4 +522,47 @@ func (db *DB) Commit(ctx context.Context, b *store.Batch) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// Migrate applies the migrations in fsys (migrations/NNNN_*.sql, in name
+// order; version v is the v-th file) that are newer than the database's
+// version have, each in its own transaction on W, together with
+// setVersion(tx, v). A database newer than the binary is refused.
+func (db *DB) Migrate(ctx context.Context, fsys fs.FS, have int, setVersion func(ctx context.Context, tx *sql.Tx, v int) error) error {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	if have > len(names) {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade dpbandit", have, len(names))
+	}
+	for i, name := range names {
+		v := i + 1
+		if v <= have {
+			continue
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		tx, err := db.W.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		// One file holds several statements: both drivers run them all
+		// when there are no arguments.
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		if err := setVersion(ctx, tx, v); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
 }
