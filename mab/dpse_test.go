@@ -138,15 +138,17 @@ func TestComparatorsRegretEasy(t *testing.T) {
 
 // TestComparatorsReports checks every report against its derivation: pure
 // ε-DP, event-level, paper ε, certified ε (ε/k for mt-ucb, ε/(2k) for mt-ts,
-// SPEC.md A19), from the descriptor and from a built policy alike.
+// SPEC.md A19, and ε/k for mt-ts without phase A), from the descriptor and
+// from a built policy alike.
 func TestComparatorsReports(t *testing.T) {
 	const eps, k = 2.0, 5
 	want := map[string]float64{
 		"dp-se": eps, "anytime-lazy-ucb": eps, "lazy-dp-ts": eps, "dp-ts": eps, "adap-ucb": eps,
-		"mt-ucb": eps / k, "mt-ts": eps / (2 * k),
+		"mt-ucb": eps / k, "mt-ts": eps / (2 * k), "mt-ts:skipGap=1,gap=0.5": eps / k,
 	}
-	for name, cert := range want {
-		t.Run(name, func(t *testing.T) {
+	for spec, cert := range want {
+		t.Run(spec, func(t *testing.T) {
+			name, extra, _ := strings.Cut(spec, ":")
 			d, err := Lookup(name)
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +156,11 @@ func TestComparatorsReports(t *testing.T) {
 			if !d.Private || d.Calibrate == nil {
 				t.Errorf("descriptor: Private = %v, Calibrate set = %v; want true, true", d.Private, d.Calibrate != nil)
 			}
-			p, err := d.Complete(bandit.Params{"epsilon": eps})
+			given := bandit.Params{"epsilon": eps}
+			if extra != "" {
+				given["skipGap"], given["gap"] = 1, 0.5
+			}
+			p, err := d.Complete(given)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +168,11 @@ func TestComparatorsReports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pol := pdtBuild(t, name+":epsilon=2", k, 1000, 1)
+			built := name + ":epsilon=2"
+			if extra != "" {
+				built += "," + extra
+			}
+			pol := pdtBuild(t, built, k, 1000, 1)
 			for _, r := range []privacy.Report{rep, pol.(bandit.Private).Privacy()} {
 				if r.Certified.Notion != privacy.NotionPure || r.Certified.Value != cert {
 					t.Errorf("certified %+v, want pure %v", r.Certified, cert)
@@ -188,13 +198,19 @@ func TestComparatorsReports(t *testing.T) {
 // TestComparatorsCalibrate checks equal-budget calibration: a pure target
 // sets ε; a GDP target μ is converted at its δ (1-GDP at δ = 1e-6 is
 // ε = 4.8866, SPEC.md A6); BasisCertified scales Mishra–Thakurta's ε by k
-// (UCB) and 2k (TS) so that the certified value meets the target.
+// (UCB) and 2k (TS; k without phase A) so that the certified value meets
+// the target.
 func TestComparatorsCalibrate(t *testing.T) {
 	s := bandit.Setting{K: 5, Horizon: 100000}
-	factor := map[string]float64{"dp-se": 1, "anytime-lazy-ucb": 1, "lazy-dp-ts": 1, "dp-ts": 1, "adap-ucb": 1, "mt-ucb": 5, "mt-ts": 10}
-	for name, f := range factor {
+	factor := map[string]float64{"dp-se": 1, "anytime-lazy-ucb": 1, "lazy-dp-ts": 1, "dp-ts": 1, "adap-ucb": 1, "mt-ucb": 5, "mt-ts": 10, "mt-ts:skipGap=1": 5}
+	for spec, f := range factor {
+		name, extra, _ := strings.Cut(spec, ":")
+		given := bandit.Params{}
+		if extra != "" {
+			given["skipGap"] = 1
+		}
 		d, _ := Lookup(name)
-		p, err := d.Calibrate(s, bandit.Target{Epsilon: 0.5}, nil)
+		p, err := d.Calibrate(s, bandit.Target{Epsilon: 0.5}, given)
 		if err != nil || p["epsilon"] != 0.5 {
 			t.Errorf("%s: pure target 0.5 → %v, %v", name, p, err)
 		}
@@ -202,15 +218,18 @@ func TestComparatorsCalibrate(t *testing.T) {
 		if err != nil || math.Abs(p["epsilon"]-4.88655) > 1e-4 {
 			t.Errorf("%s: 1-GDP at δ=1e-6 → %v, %v; want 4.88655 (SPEC.md A6: 4.8866)", name, p, err)
 		}
-		p, err = d.Calibrate(s, bandit.Target{Epsilon: 0.5, Basis: bandit.BasisCertified}, nil)
+		p, err = d.Calibrate(s, bandit.Target{Epsilon: 0.5, Basis: bandit.BasisCertified}, given)
 		if err != nil || p["epsilon"] != 0.5*f {
-			t.Errorf("%s: certified basis → %v, %v; want %v", name, p, err, 0.5*f)
+			t.Errorf("%s: certified basis → %v, %v; want %v", spec, p, err, 0.5*f)
 		}
 		if err == nil {
+			for k, v := range given {
+				p[k] = v
+			}
 			full, _ := d.Complete(p)
 			rep, _ := d.Report(s, full)
 			if math.Abs(rep.Certified.Value-0.5) > 1e-15 {
-				t.Errorf("%s: calibrated certified ε = %v, want 0.5", name, rep.Certified.Value)
+				t.Errorf("%s: calibrated certified ε = %v, want 0.5", spec, rep.Certified.Value)
 			}
 		}
 		_, err = d.Calibrate(s, bandit.Target{Mu: 1}, nil)

@@ -67,6 +67,16 @@ const (
 // # Privacy (SPEC.md §1.8, A19)
 //
 // Paper (Thm 7): ε = ε/2 (phase A) + ε/2 (phases B–C). Certified: ε/(2k).
+//
+// Without phase A (skipGap, or K = 1) the trees get the whole budget:
+// ε0 = ε/k, paper ε (k trees at ε/k, the paper's basic composition),
+// certified ε/k. The paper's split reserves ε/2 for the gap estimates; when
+// no gap is estimated that half would be left unspent, and a policy run
+// "at ε" would in truth be ε/2-DP even by the paper's own accounting, so an
+// equal-budget comparison (SPEC.md §3 E10 against mt-ucb at the same ε)
+// would hand it twice the noise for nothing. Only phases B–C read data then,
+// so the second case below is the whole argument, with this ε0.
+//
 // The argument:
 //   - The neighbouring relation changes one round τ* (SPEC.md §0); the arm
 //     pulled then, its phase and its batch or leaf are fixed by the releases
@@ -81,9 +91,10 @@ const (
 //     one tree (a phase-B batch leaf moves by ≤ 1 too), so shifting the ≤ L
 //     node noises containing that leaf (b = L/ε0) maps one world's noise to
 //     the other's with the same transcript at density ratio ≤ e^{ε0},
-//     ε0 = ε/(2k); the other trees never see it (see [MTUCB]).
+//     ε0 = ε/(2k) (ε/k without phase A); the other trees never see it (see
+//     [MTUCB]).
 //   - A round is in one phase only, so the two cases do not compose: the
-//     transcript is ε/(2k)-DP. The binarising coin keeps the leaf's change
+//     transcript is ε0-DP. The binarising coin keeps the leaf's change
 //     ≤ 1 for every coin value. The stopping rule, τ, the trees' capacity,
 //     the Beta draws and the argmax are post-processing.
 //
@@ -178,8 +189,18 @@ func NewMTTS(opts MTTSOptions, r *rand.Rand) (*MTTS, error) {
 	return p, nil
 }
 
-// mttsEps0 is the trees' budget ε/(2k), which is also the certified ε.
-func mttsEps0(eps float64, k int) float64 { return eps / float64(2*k) }
+// mttsShare is the divisor of ε that gives the trees' budget ε0, which is
+// also the certified ε: 2k when phase A runs (half the budget is the gap
+// estimates'), k when it does not (skipGap, or K = 1).
+func mttsShare(k int, skipGap bool) float64 {
+	if skipGap || k == 1 {
+		return float64(k)
+	}
+	return float64(2 * k)
+}
+
+// mttsEps0 is the trees' budget ε/mttsShare, which is also the certified ε.
+func mttsEps0(eps float64, k int, skipGap bool) float64 { return eps / mttsShare(k, skipGap) }
 
 // startBatch starts the next phase-A batch, or ends phase A when the batch
 // would overrun the horizon.
@@ -241,7 +262,7 @@ func (p *MTTS) enterB() error {
 		st.NB = int(min(max(nb, 1), 1<<50))
 	}
 	capacity := max(p.opts.Horizon-st.Tau, 1)
-	trees, err := mtNewTrees("mt-ts", p.opts.K, capacity, mttsEps0(p.opts.Epsilon, p.opts.K), p.r)
+	trees, err := mtNewTrees("mt-ts", p.opts.K, capacity, mttsEps0(p.opts.Epsilon, p.opts.K, p.opts.SkipGap), p.r)
 	if err != nil {
 		return err
 	}
@@ -334,16 +355,26 @@ func (p *MTTS) Schedule() (tau int, gap float64, nB, bStart, cStart int, guarded
 	return st.Tau, st.Delta, st.NB, st.BStart, st.CStart, st.Guarded
 }
 
-// Privacy reports the certified ε/(2k) beside the paper's ε (SPEC.md A19).
-func (p *MTTS) Privacy() privacy.Report { return mttsReport(p.opts.Epsilon, p.opts.K) }
+// Privacy reports the certified ε/(2k) (ε/k without phase A) beside the
+// paper's ε (SPEC.md A19).
+func (p *MTTS) Privacy() privacy.Report { return mttsReport(p.opts.Epsilon, p.opts.K, p.opts.SkipGap) }
 
-func mttsReport(eps float64, k int) privacy.Report {
-	return pureReport("mt-ts", eps, mttsEps0(eps, k), fmt.Sprintf(
+func mttsReport(eps float64, k int, skipGap bool) privacy.Report {
+	eps0 := mttsEps0(eps, k, skipGap)
+	if skipGap || k == 1 {
+		return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
+			"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes, phase A skipped (public Δ̂); SPEC.md §1.8, A19. "+
+				"Paper: ε = %g (no gap estimates, so phases B–C get the whole budget: k trees at ε0 = ε/k, basic "+
+				"composition). Certified: ε/k = %g. A changed reward enters one leaf of one tree (the noise-shift "+
+				"argument of mt-ucb); nothing else reads it, and schedule, clipping and Beta draws are post-processing.",
+			eps, eps0))
+	}
+	return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
 		"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes; SPEC.md §1.8, A19. Paper (Thm 7): ε = %g "+
 			"(ε/2 phase A + ε/2 phases B–C). Certified: ε/(2k) = %g. A changed round lies in one phase: in phase A "+
 			"its reward enters one batch mean (sensitivity 1/m, Lap(2k/(εm)): ε/(2k)); in phases B–C it enters one "+
 			"leaf of one tree (ε0 = ε/(2k), the noise-shift argument of mt-ucb); nothing else reads it, and "+
-			"schedule, clipping and Beta draws are post-processing.", eps, mttsEps0(eps, k)))
+			"schedule, clipping and Beta draws are post-processing.", eps, eps0))
 }
 
 // MarshalJSON encodes the options and the learning state, including the
@@ -383,7 +414,7 @@ func (p *MTTS) UnmarshalJSON(b []byte) error {
 		}
 		q.trees = make([]*counting.Counter, k)
 		capacity := max(j.Options.Horizon-st.Tau, 1)
-		if err := mtRestoreTrees(q.trees, st.Trees, mttsEps0(j.Options.Epsilon, k), capacity, r); err != nil {
+		if err := mtRestoreTrees(q.trees, st.Trees, mttsEps0(j.Options.Epsilon, k, j.Options.SkipGap), capacity, r); err != nil {
 			return fmt.Errorf("mt-ts: decoding state: %w", err)
 		}
 	}
@@ -400,7 +431,7 @@ func init() {
 		Source:  "Mishra & Thakurta, UAI 2015, Alg 2 with SPEC.md A20 fixes (SPEC.md §1.8)",
 		Private: true,
 		Params: []bandit.Param{
-			{Name: "epsilon", Default: 1, Min: pureMinEpsilon, Max: math.Inf(1), Doc: "the paper's ε (certified ε/(2k))"},
+			{Name: "epsilon", Default: 1, Min: pureMinEpsilon, Max: math.Inf(1), Doc: "the paper's ε (certified ε/(2k); ε/k with skipGap, whose trees get phase A's half too)"},
 			{Name: "skipGap", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1: skip phase A and use gap as Δ̂"},
 			{Name: "gap", Default: 1, Min: 1e-6, Max: 1, Doc: "Δ̂ used with skipGap (public)"},
 			{Name: "randomPulls", Default: 0, Min: 0, Max: math.Inf(1), Integer: true, Doc: "phase-B pulls per arm; 0 selects ⌈Γ/Δ̂²⌉"},
@@ -416,13 +447,13 @@ func init() {
 			if err := pureCheckEpsilon("mt-ts", p["epsilon"]); err != nil {
 				return privacy.Report{}, err
 			}
-			return mttsReport(p["epsilon"], s.K), nil
+			return mttsReport(p["epsilon"], s.K, p["skipGap"] == 1), nil
 		},
 		Calibrate: func(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Params, error) {
 			if err := pureCheckK("mt-ts", s.K); err != nil {
 				return nil, err
 			}
-			return pureCalibrate("mt-ts", t, float64(2*s.K))
+			return pureCalibrate("mt-ts", t, mttsShare(s.K, p["skipGap"] == 1))
 		},
 	})
 }

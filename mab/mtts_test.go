@@ -127,11 +127,13 @@ func TestMTTSGuard(t *testing.T) {
 }
 
 // TestMTTSPhaseBNoise checks that phase C reads the rewards through trees at
-// ε0 = ε/(2k): right after phase B the tree sum of arm 0 is its one batch
-// leaf plus Lap(L/ε0) noise on that single node, so its variance is
-// 2(L·2k/ε)², L = ⌊log₂(T−τ)⌋+1. 2000 runs, ±15%.
+// ε0 = ε/k when phase A is skipped (its half of the budget goes to the
+// trees): right after phase B the tree sum of arm 0 is its one batch leaf
+// plus Lap(L/ε0) noise on that single node, so its variance is 2(L·k/ε)²,
+// L = ⌊log₂(T−τ)⌋+1. 2000 runs, ±15% (the 2k of the phase-A split would
+// give 4× the variance).
 func TestMTTSPhaseBNoise(t *testing.T) {
-	const k, T, eps, runs = 2, 500, 20.0, 2000
+	const k, T, eps, runs = 2, 500, 10.0, 2000
 	var v float64
 	for seed := range uint64(runs) {
 		p, _ := NewMTTS(MTTSOptions{K: k, Horizon: T, Epsilon: eps, SkipGap: true, Gap: 1, RandomPulls: 10}, rand.New(rand.NewPCG(seed, 4)))
@@ -145,9 +147,42 @@ func TestMTTSPhaseBNoise(t *testing.T) {
 		v += d * d / runs
 	}
 	L := 9.0 // ⌊log₂ 500⌋ + 1
-	want := 2 * (L * 2 * k / eps) * (L * 2 * k / eps)
+	want := 2 * (L * k / eps) * (L * k / eps)
 	if math.Abs(v/want-1) > 0.15 {
 		t.Errorf("phase-B leaf noise variance %.4g, want %.4g", v, want)
+	}
+}
+
+// TestMTTSTreeBudget checks the trees' ε0 against the report: ε/(2k) after
+// a phase A (half the budget went to the gap estimates), ε/k when phase A is
+// skipped or K = 1; the certified ε is that ε0 and the paper's is ε.
+func TestMTTSTreeBudget(t *testing.T) {
+	for _, c := range []struct {
+		k    int
+		skip bool
+		want float64
+	}{{2, false, 3.0 / 4}, {2, true, 3.0 / 2}, {1, false, 3}, {5, true, 3.0 / 5}} {
+		p, err := NewMTTS(MTTSOptions{K: c.k, Horizon: 200000, Epsilon: 3, SkipGap: c.skip, Gap: 1, RandomPulls: 1}, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := rand.New(rand.NewPCG(3, 4))
+		for i := 0; p.Phase() != MTTSThompson; i++ {
+			if i == 200000 {
+				t.Fatalf("K=%d skip=%v: phase C not reached", c.k, c.skip)
+			}
+			a := p.Select()
+			p.Update(a, float64(env.IntN(2)))
+		}
+		for a, tr := range p.trees {
+			if tr.Epsilon() != c.want {
+				t.Errorf("K=%d skip=%v: tree %d has ε0 %v, want %v", c.k, c.skip, a, tr.Epsilon(), c.want)
+			}
+		}
+		rep := p.Privacy()
+		if rep.Certified.Value != c.want || rep.Paper == nil || rep.Paper.Value != 3 {
+			t.Errorf("K=%d skip=%v: report certified %v paper %+v, want %v and 3", c.k, c.skip, rep.Certified.Value, rep.Paper, c.want)
+		}
 	}
 }
 
