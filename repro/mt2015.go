@@ -2,7 +2,6 @@ package repro
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -181,7 +180,7 @@ func mtMAB() *Reproduction {
 					d, se := Diff(ucb[i], ts[i])
 					ok = ok && ts[i].Mean() < ucb[i].Mean()
 					parts = append(parts, fmt.Sprintf("ε=%g: TS %s vs UCB %s (difference %s; medians %s vs %s)", e, num(ts[i].Mean(), 4), num(ucb[i].Mean(), 4), pm(d, se),
-						num(median(ts[i].Final), 4), num(median(ucb[i].Final), 4)))
+						num(sim.Quantile(ts[i].Final, 0.5), 4), num(sim.Quantile(ucb[i].Final, 0.5), 4)))
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
@@ -246,18 +245,4 @@ func shortMT(label string) string {
 		s = s[:i]
 	}
 	return s
-}
-
-// median returns the median of xs (not modified).
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

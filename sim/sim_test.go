@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -477,5 +478,67 @@ func TestCancel(t *testing.T) {
 	}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
+	}
+}
+
+// TestQuantile checks the type-7 quantile against values R's quantile() and
+// NumPy's percentile() give: 1…10 has median 5.5, 0.9-quantile 9.1 and
+// 0.25-quantile 3.25; an even count's median is the mean of the middle two.
+func TestQuantile(t *testing.T) {
+	xs := []float64{7, 3, 10, 1, 5, 9, 2, 8, 4, 6} // 1…10, shuffled
+	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.25, 3.25}, {0.5, 5.5}, {0.9, 9.1}, {1, 10}} {
+		if got := Quantile(xs, c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Quantile(1…10, %g) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if xs[0] != 7 {
+		t.Error("Quantile modified its input")
+	}
+	if got := Quantile([]float64{4, 1, 3}, 0.5); got != 3 {
+		t.Errorf("median of {4, 1, 3} = %v, want 3", got)
+	}
+	for _, bad := range []float64{-0.1, 1.1, math.NaN()} {
+		if !math.IsNaN(Quantile(xs, bad)) {
+			t.Errorf("Quantile(xs, %v) is not NaN", bad)
+		}
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) {
+		t.Error("Quantile(nil) is not NaN")
+	}
+}
+
+// TestSummarySpread checks regret_median, regret_p90 and regret_max against
+// the runs' final pseudo-regrets, computed here by sorting.
+func TestSummarySpread(t *testing.T) {
+	t.Parallel()
+	s := testSpec()
+	s.Horizon, s.Runs = 300, 7
+	p, err := NewPlan(s, fakeRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := res.Aggregate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(p.Checkpoints) - 1
+	for e, ps := range agg.Summary.Policies {
+		var fin []float64
+		for _, r := range agg.Runs {
+			if r.Entry == e {
+				fin = append(fin, r.Pseudo[last])
+			}
+		}
+		sort.Float64s(fin)
+		// 7 runs: the median is the 4th value, the 0.9-quantile lies 0.4 of
+		// the way from the 6th to the 7th.
+		p90 := fin[5] + 0.4*(fin[6]-fin[5])
+		if ps.RegretMedian != fin[3] || math.Abs(ps.RegretP90-p90) > 1e-9*math.Max(1, p90) || ps.RegretMax != fin[6] {
+			t.Errorf("%s: median %v p90 %v max %v; want %v %v %v", ps.Name, ps.RegretMedian, ps.RegretP90, ps.RegretMax, fin[3], p90, fin[6])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -54,8 +55,15 @@ type PolicySummary struct {
 	Note       string        `json:"note,omitempty"`
 	Runs       int           `json:"runs"`
 
-	RegretMean           float64   `json:"regret_mean"`
-	RegretStderr         float64   `json:"regret_stderr"`
+	RegretMean   float64 `json:"regret_mean"`
+	RegretStderr float64 `json:"regret_stderr"`
+	// RegretMedian, RegretP90 and RegretMax describe the spread of the final
+	// pseudo-regret over runs (Quantile). Private policies whose noise is
+	// drawn once can bury the best arm for good in a few runs; a mean far
+	// above the median shows such a heavy tail.
+	RegretMedian         float64   `json:"regret_median"`
+	RegretP90            float64   `json:"regret_p90"`
+	RegretMax            float64   `json:"regret_max"`
 	RealisedRegretMean   float64   `json:"realised_regret_mean"`
 	RealisedRegretStderr float64   `json:"realised_regret_stderr"`
 	RewardMean           float64   `json:"reward_mean"`
@@ -146,6 +154,7 @@ func (r *Result) Aggregate() (*Aggregate, error) {
 			col[k] = rr.Pseudo[last]
 		}
 		ps.RegretMean, ps.RegretStderr = meanStderr(col)
+		ps.RegretMedian, ps.RegretP90, ps.RegretMax = Quantile(col, 0.5), Quantile(col, 0.9), Quantile(col, 1)
 		for k, rr := range cell {
 			col[k] = rr.Realised[last]
 		}
@@ -222,6 +231,25 @@ func (b Band) set(j int, xs []float64, tq float64) {
 
 // meanStderr returns the mean and the standard error of the mean (sample
 // s.d. over √n; 0 when n = 1), summing in slice order.
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) of xs by linear interpolation
+// between order statistics (Hyndman–Fan type 7, R's and NumPy's default):
+// with the sorted values x_(0) ≤ … ≤ x_(n−1) and h = (n−1)q, it is
+// x_(⌊h⌋) + (h − ⌊h⌋)(x_(⌊h⌋+1) − x_(⌊h⌋)). The median of an even count is
+// the mean of the middle two. xs is not modified; NaN when it is empty.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 || !(q >= 0 && q <= 1) {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	h := float64(len(s)-1) * q
+	i := int(h)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (h-float64(i))*(s[i+1]-s[i])
+}
+
 func meanStderr(xs []float64) (mean, se float64) {
 	n := float64(len(xs))
 	for _, x := range xs {

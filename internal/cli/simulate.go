@@ -44,8 +44,8 @@ type simulateCmd struct {
 func (simulateCmd) Help() string {
 	var b strings.Builder
 	b.WriteString(`Simulates every policy on one environment for R independent runs of T rounds, in
-parallel, and writes to --out: summary.json (final regret, reward, pulls, privacy per
-policy), curves.csv (mean and 95% band of pseudo- and realised regret at ~200
+parallel, and writes to --out: summary.json (final regret: mean, s.e., median, 0.9-quantile
+and max over runs; reward, pulls, privacy per policy), curves.csv (mean and 95% band of pseudo- and realised regret at ~200
 log-spaced rounds), runs.csv (one row per run), manifest.json (spec, seeds, build) and
 regret.svg/regret.png. With --shard i/n it writes partial.json instead.
 
@@ -241,8 +241,8 @@ func writeResults(g *Globals, agg *sim.Aggregate, out string, o sim.WriteOptions
 	if err := m.WriteManifest(out); err != nil {
 		return err
 	}
-	tb := report.Table{Header: []string{"policy", "regret", "± s.e.", "realised", "reward", "ε"},
-		Align: []report.Align{report.Left, report.Right, report.Right, report.Right, report.Right, report.Right}}
+	tb := report.Table{Header: []string{"policy", "regret", "± s.e.", "median", "max", "realised", "reward", "ε"},
+		Align: []report.Align{report.Left, report.Right, report.Right, report.Right, report.Right, report.Right, report.Right, report.Right}}
 	pct := false // a "% of the non-private counterpart" column
 	for _, p := range agg.Summary.Policies {
 		pct = pct || p.PctOfCounterpart != nil
@@ -257,6 +257,7 @@ func writeResults(g *Globals, agg *sim.Aggregate, out string, o sim.WriteOptions
 			eps = report.Num(*p.Privacy.Epsilon, 4)
 		}
 		row := []string{p.Name, report.Num(p.RegretMean, 5), report.Num(p.RegretStderr, 3),
+			report.Num(p.RegretMedian, 5), report.Num(p.RegretMax, 5),
 			report.Num(p.RealisedRegretMean, 5), report.Num(p.RewardMean, 6), eps}
 		if pct {
 			if p.PctOfCounterpart != nil {
