@@ -125,3 +125,41 @@ func ExampleAPIError() {
 	// 409 true
 	// 400
 }
+
+// A contextual experiment: the policy scores one feature vector per arm, so
+// every decision request carries the candidates (Dim features each, scaled
+// to FeatureNorm).
+func ExampleClient_Decide_contextual() {
+	srv := clienttest.NewServer("admin-secret")
+	defer srv.Close()
+	ctx := context.Background()
+	c, _ := client.New(srv.URL, "admin-secret")
+
+	exp, err := c.CreateExperiment(ctx, client.ExperimentSpec{
+		Name:        "article-ranking",
+		Arms:        []string{"sports", "politics", "science"},
+		Policy:      "adaprivate-ts",
+		Horizon:     100000,
+		Budget:      &client.Budget{Epsilon: 2, Delta: 1e-6},
+		Dim:         3,
+		FeatureNorm: 2,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := c.Decide(ctx, exp.ID, client.DecideRequest{Candidates: [][]float64{
+		{1, 0, 0.5}, {0, 1, 0.5}, {0.3, 0.3, 1}, // this user's features for each article
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = c.Reward(ctx, exp.ID, d.EventID, 1)
+
+	_, err = c.Decide(ctx, exp.ID, client.DecideRequest{}) // no candidates
+	fmt.Println("without candidates:", client.StatusOf(err))
+	st, _ := c.GetExperiment(ctx, exp.ID)
+	fmt.Println("contextual:", st.Contextual, "dim:", st.Dim, "feature norm:", st.FeatureNorm)
+	// Output:
+	// without candidates: 400
+	// contextual: true dim: 3 feature norm: 2
+}

@@ -76,6 +76,18 @@ type ExperimentSpec struct {
 	// Params are the policy's parameters; free ones are calibrated to the
 	// budget for the horizon.
 	Params map[string]float64 `json:"params,omitempty"`
+	// Dim is the feature dimension of the candidates, required for the
+	// contextual policies (adaprivate-ts, adaprivate-ucb, lints, linucb) and
+	// refused for the others.
+	Dim int `json:"dim,omitempty"`
+	// FeatureNorm (contextual policies; 0: the service's default, 1) bounds
+	// the candidates: each x is used as x/max(FeatureNorm, |x|).
+	FeatureNorm float64 `json:"feature_norm,omitempty"`
+	// DurableDecisions, when true, returns each decision only once it is
+	// logged durably (one group commit, a few ms); nil or false serves
+	// decisions from memory and logs them asynchronously. The service
+	// forces it for policies whose Select updates the privacy accountant.
+	DurableDecisions *bool `json:"durable_decisions,omitempty"`
 }
 
 // Created is the answer to CreateExperiment.
@@ -160,12 +172,20 @@ type Experiment struct {
 	RewardRange [2]float64         `json:"reward_range"`
 	RewardWait  Duration           `json:"reward_wait"`
 	// RewardRetention: see ExperimentSpec.
-	RewardRetention Duration  `json:"reward_retention"`
-	DefaultReward   *float64  `json:"default_reward"`
-	OnExhausted     string    `json:"on_exhausted"`
-	Private         bool      `json:"private"`
-	Note            string    `json:"note"`
-	CreatedAt       time.Time `json:"created_at"`
+	RewardRetention Duration `json:"reward_retention"`
+	DefaultReward   *float64 `json:"default_reward"`
+	OnExhausted     string   `json:"on_exhausted"`
+	// DurableDecisions: see ExperimentSpec (the value in force).
+	DurableDecisions bool `json:"durable_decisions"`
+	// Contextual is true for a contextual policy, which needs one candidate
+	// feature vector of length Dim per arm in every decision request;
+	// FeatureNorm is the norm the candidates are scaled to.
+	Contextual  bool      `json:"contextual"`
+	Dim         int       `json:"dim,omitempty"`
+	FeatureNorm float64   `json:"feature_norm,omitempty"`
+	Private     bool      `json:"private"`
+	Note        string    `json:"note"`
+	CreatedAt   time.Time `json:"created_at"`
 
 	// Decisions counts the decisions served; LoggedDecisions those already
 	// durable in the log.

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dpclient "github.com/dpbandit/dpbandit/client"
 	"github.com/dpbandit/dpbandit/privacy"
 	"github.com/dpbandit/dpbandit/store/storetest"
 )
@@ -642,6 +644,48 @@ func TestE2EContextual(t *testing.T) {
 	_, after := call(t, "GET", p.url+"/v1/experiments/"+id, adminKey, nil)
 	if fmt.Sprint(after["internal"].(map[string]any)["policy_state"]) != fmt.Sprint(before["internal"].(map[string]any)["policy_state"]) || after["rewards"] != before["rewards"] {
 		t.Error("contextual policy state or counts changed across a restart")
+	}
+}
+
+// TestE2EGoClientContextual drives the real service through the Go client:
+// the spec's dim, feature_norm and durable_decisions reach the service, and
+// GetExperiment reads them back with contextual set.
+func TestE2EGoClientContextual(t *testing.T) {
+	p := start(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	c, err := dpclient.New(p.url, adminKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	yes := true
+	exp, err := c.CreateExperiment(ctx, dpclient.ExperimentSpec{Name: "ctx", Arms: []string{"a", "b"}, Policy: "lints",
+		Horizon: 1000, Dim: 3, FeatureNorm: 2, DurableDecisions: &yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := [][]float64{{1, 0, 0}, {0, 1, 1}}
+	for i := range 20 {
+		d, err := c.Decide(ctx, exp.ID, dpclient.DecideRequest{Candidates: cands})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Reward(ctx, exp.ID, d.EventID, float64(i%2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Decide(ctx, exp.ID, dpclient.DecideRequest{Candidates: [][]float64{{1, 0}, {0, 1}}}); dpclient.StatusOf(err) != 400 {
+		t.Errorf("candidates of the wrong dim: %v, want a 400", err)
+	}
+	st, err := c.GetExperiment(ctx, exp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Contextual || st.Dim != 3 || st.FeatureNorm != 2 || !st.DurableDecisions || st.Decisions != 20 || st.Rewards != 20 {
+		t.Errorf("experiment: contextual %v dim %d feature_norm %v durable %v decisions %d rewards %d; want true 3 2 true 20 20",
+			st.Contextual, st.Dim, st.FeatureNorm, st.DurableDecisions, st.Decisions, st.Rewards)
+	}
+	if _, err := c.CreateExperiment(ctx, dpclient.ExperimentSpec{Name: "k", Arms: []string{"a", "b"}, Policy: "ucb1", Horizon: 10, Dim: 3}); dpclient.StatusOf(err) != 400 {
+		t.Errorf("dim on a K-armed policy: %v, want a 400", err)
 	}
 }
 

@@ -64,6 +64,9 @@ type experiment struct {
 	Retention     string             `json:"reward_retention"`
 	DefaultReward *float64           `json:"default_reward"`
 	OnExhausted   string             `json:"on_exhausted"`
+	Dim           int                `json:"dim,omitempty"`
+	FeatureNorm   float64            `json:"feature_norm,omitempty"`
+	Durable       bool               `json:"durable_decisions"`
 	CreatedAt     time.Time          `json:"created_at"`
 
 	decided  map[string]int  // event id → arm index
@@ -212,6 +215,9 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 		DefaultReward *float64           `json:"default_reward"`
 		OnExhausted   string             `json:"on_exhausted"`
 		Params        map[string]float64 `json:"params"`
+		Dim           int                `json:"dim"`
+		FeatureNorm   float64            `json:"feature_norm"`
+		Durable       *bool              `json:"durable_decisions"`
 	}
 	if !decode(w, r, &in) {
 		return
@@ -233,13 +239,16 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 	case nonPrivate[in.Policy] && in.Budget != nil:
 		bad("policy " + in.Policy + " is not private: set \"budget\": null")
 		return
+	case in.Dim < 0 || in.Dim > 10000 || in.FeatureNorm < 0 || (in.FeatureNorm > 0 && in.Dim == 0):
+		bad("dim must be in [1, 10000] for a contextual policy, and feature_norm > 0 needs dim")
+		return
 	case !nonPrivate[in.Policy] && (in.Budget == nil || in.Budget.Epsilon <= 0 || in.Budget.Delta < 0 || in.Budget.Delta >= 1):
 		bad("budget must be {\"epsilon\": E > 0, \"delta\": 0 ≤ D < 1} for private policy " + in.Policy)
 		return
 	}
 	e := &experiment{Name: in.Name, Arms: in.Arms, Policy: in.Policy, Params: in.Params, Horizon: in.Horizon,
 		Budget: in.Budget, RewardRange: [2]float64{0, 1}, RewardWait: in.RewardWait, Retention: in.Retention, DefaultReward: in.DefaultReward,
-		OnExhausted: in.OnExhausted, CreatedAt: time.Now().UTC(),
+		OnExhausted: in.OnExhausted, Dim: in.Dim, FeatureNorm: in.FeatureNorm, Durable: in.Durable != nil && *in.Durable, CreatedAt: time.Now().UTC(),
 		decided: map[string]int{}, propOf: map[string]bool{}, rewarded: map[string]float64{},
 		armN: make([]int64, len(in.Arms)), armR: make([]int64, len(in.Arms)), armSum: make([]float64, len(in.Arms))}
 	if in.RewardRange != nil {
@@ -258,6 +267,9 @@ func (s *service) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if e.Params == nil {
 		e.Params = map[string]float64{}
+	}
+	if e.Dim > 0 && e.FeatureNorm == 0 {
+		e.FeatureNorm = 1
 	}
 	s.mu.Lock()
 	e.ID = "exp_" + strconv.Itoa(len(s.order)+1)
@@ -334,8 +346,12 @@ func (e *experiment) view(full bool) map[string]any {
 		"id": e.ID, "name": e.Name, "arms": e.Arms, "policy": e.Policy, "params": e.Params, "calibrated": []string{},
 		"horizon": e.Horizon, "budget": e.Budget, "reward_range": e.RewardRange, "reward_wait": e.RewardWait, "reward_retention": e.Retention,
 		"default_reward": e.DefaultReward, "on_exhausted": e.OnExhausted, "private": e.Budget != nil, "created_at": e.CreatedAt,
+		"durable_decisions": e.Durable, "contextual": e.Dim > 0,
 		"decisions": e.decisions(), "logged_decisions": e.decisions(), "rewards": rewards,
 		"arm_decisions": slices.Clone(e.armN), "frozen_decisions": 0, "privacy": e.privacy(),
+	}
+	if e.Dim > 0 {
+		v["dim"], v["feature_norm"] = e.Dim, e.FeatureNorm
 	}
 	if full {
 		hist := append(slices.Clone(e.hist), e.point())
@@ -403,6 +419,18 @@ func (s *service) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.mu.Unlock()
+	if e.Dim > 0 {
+		// A contextual experiment needs one candidate of length dim per
+		// arm, as the service checks (the stand-in ignores their values).
+		ok := len(in.Candidates) == len(e.Arms)
+		for _, x := range in.Candidates {
+			ok = ok && len(x) == e.Dim
+		}
+		if !ok {
+			fail(w, http.StatusBadRequest, "invalid_candidates", fmt.Sprintf("contextual experiment: send candidates, one feature vector per arm (%d), each of length dim (dim is %d)", len(e.Arms), e.Dim))
+			return
+		}
+	}
 	// The stand-in's choice is uniform: the propensity of any arm is 1/K,
 	// exactly (returned when the decision was first asked with it).
 	answer := func(id string, k int) map[string]any {
