@@ -107,6 +107,10 @@ func TestCompleteAndLookup(t *testing.T) {
 	if _, err := d.Complete(bandit.Params{"bogus": 1}); err == nil || !strings.Contains(err.Error(), `unknown parameter "bogus"`) {
 		t.Errorf("unknown parameter error = %v", err)
 	}
+	none := bandit.Descriptor{Name: "plain"}
+	if _, err := none.Complete(bandit.Params{"bogus": 1}); err == nil || !strings.Contains(err.Error(), "plain takes no parameters") {
+		t.Errorf("unknown parameter of a parameterless policy: %v, want it to say it takes none", err)
+	}
 	if _, err := bandit.Lookup(bandit.KArmed, "no-such-policy"); err == nil || !strings.Contains(err.Error(), "ts-gaussian") {
 		t.Errorf("Lookup error should list the known names, got %v", err)
 	}

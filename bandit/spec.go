@@ -132,6 +132,9 @@ func (d Descriptor) Complete(p Params) (Params, error) {
 	for k, v := range p {
 		i := slices.IndexFunc(d.Params, func(q Param) bool { return q.Name == k })
 		if i < 0 {
+			if len(d.Params) == 0 {
+				return nil, fmt.Errorf("%s: unknown parameter %q (%s takes no parameters)", d.Name, k, d.Name)
+			}
 			names := make([]string, len(d.Params))
 			for j, q := range d.Params {
 				names[j] = q.Name

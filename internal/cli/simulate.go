@@ -157,7 +157,7 @@ func (c *simulateCmd) spec() (sim.Spec, error) {
 	if c.Budget != "" {
 		t, err := sim.ParseBudget(c.Budget)
 		if err != nil {
-			return s, fmt.Errorf("--budget: %w", err)
+			return s, err // sim's messages start with "budget"
 		}
 		s.Budget = &t
 	}
