@@ -170,7 +170,7 @@ func (c *simulateCmd) spec() (sim.Spec, error) {
 	if len(c.At) > 0 {
 		s.ExtraCheckpoints = append(s.ExtraCheckpoints, c.At...)
 	}
-	if s.Horizon == 0 && c.Spec == "" {
+	if c.Horizon == nil && c.Spec == "" {
 		return s, badInput("--horizon is required (or give --spec FILE)")
 	}
 	return s, nil
