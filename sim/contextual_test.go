@@ -418,18 +418,7 @@ func TestContextualWriteFiles(t *testing.T) {
 	t.Parallel()
 	spec := ctxSpec()
 	spec.Runs, spec.Horizon = 2, 300
-	p, err := NewPlan(spec, fakeCtxRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(context.Background(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg, err := res.Aggregate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, agg := runAggregate(t, spec, fakeCtxRegistry)
 	dir := t.TempDir()
 	if err := agg.WriteFiles(dir, WriteOptions{}); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,24 @@ func testSpec() Spec {
 		Policies: mustParse("fake-ts", "fake-ts:c=4", "fixed")}
 }
 
+// runAggregate plans spec, runs it with default options and aggregates it.
+func runAggregate(t *testing.T, spec Spec, reg Registry) (*Plan, *Aggregate) {
+	t.Helper()
+	p, err := NewPlan(spec, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := res.Aggregate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, agg
+}
+
 func runSummary(t *testing.T, p *Plan, o Options) []byte {
 	t.Helper()
 	res, err := p.Run(context.Background(), o)
@@ -433,18 +451,7 @@ func TestWriteFiles(t *testing.T) {
 	t.Parallel()
 	s := testSpec()
 	s.Horizon = 500
-	p, err := NewPlan(s, fakeRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(context.Background(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg, err := res.Aggregate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, agg := runAggregate(t, s, fakeRegistry)
 	dir := t.TempDir()
 	if err := agg.WriteFiles(dir, WriteOptions{LogX: true}); err != nil {
 		t.Fatal(err)
@@ -513,18 +520,7 @@ func TestSummarySpread(t *testing.T) {
 	t.Parallel()
 	s := testSpec()
 	s.Horizon, s.Runs = 300, 7
-	p, err := NewPlan(s, fakeRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(context.Background(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg, err := res.Aggregate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, agg := runAggregate(t, s, fakeRegistry)
 	last := len(p.Checkpoints) - 1
 	for e, ps := range agg.Summary.Policies {
 		var fin []float64
