@@ -46,15 +46,25 @@ func (c *Client) Decide(ctx context.Context, expID string, req DecideRequest) (D
 // DecideBatch asks experiment expID for count decisions in one request
 // (each with its own generated event id).
 func (c *Client) DecideBatch(ctx context.Context, expID string, count int) ([]Decision, error) {
+	return c.DecideMany(ctx, expID, count, DecideRequest{})
+}
+
+// DecideMany asks experiment expID for count decisions (at most 1000) in one
+// request that share req's Candidates (contextual policies) and Propensity.
+// With req.EventID set, the decisions' event ids are EventID.0 …
+// EventID.(count−1), and repeating the request returns the same decisions;
+// without it each gets a generated id.
+func (c *Client) DecideMany(ctx context.Context, expID string, count int, req DecideRequest) ([]Decision, error) {
 	if count < 1 {
-		return nil, errors.New("client: DecideBatch: count must be at least 1")
+		return nil, errors.New("client: DecideMany: count must be at least 1")
 	}
 	var out struct {
 		Decisions []Decision `json:"decisions"`
 	}
 	in := struct {
+		DecideRequest
 		Count int `json:"count"`
-	}{count}
+	}{req, count}
 	if err := c.do(ctx, http.MethodPost, expPath(expID, "/decisions"), in, &out); err != nil {
 		return nil, err
 	}

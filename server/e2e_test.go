@@ -673,6 +673,15 @@ func TestE2EGoClientContextual(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	req := dpclient.DecideRequest{EventID: "page-7", Candidates: cands}
+	batch, err := c.DecideMany(ctx, exp.ID, 4, req)
+	if err != nil || len(batch) != 4 || batch[3].EventID != "page-7.3" {
+		t.Fatalf("DecideMany: %v %+v", err, batch)
+	}
+	again, err := c.DecideMany(ctx, exp.ID, 4, req)
+	if err != nil || fmt.Sprint(again) != fmt.Sprint(batch) {
+		t.Errorf("repeated DecideMany: %v %+v, want the same decisions %+v", err, again, batch)
+	}
 	if _, err := c.Decide(ctx, exp.ID, dpclient.DecideRequest{Candidates: [][]float64{{1, 0}, {0, 1}}}); dpclient.StatusOf(err) != 400 {
 		t.Errorf("candidates of the wrong dim: %v, want a 400", err)
 	}
@@ -680,8 +689,8 @@ func TestE2EGoClientContextual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Contextual || st.Dim != 3 || st.FeatureNorm != 2 || !st.DurableDecisions || st.Decisions != 20 || st.Rewards != 20 {
-		t.Errorf("experiment: contextual %v dim %d feature_norm %v durable %v decisions %d rewards %d; want true 3 2 true 20 20",
+	if !st.Contextual || st.Dim != 3 || st.FeatureNorm != 2 || !st.DurableDecisions || st.Decisions != 24 || st.Rewards != 20 {
+		t.Errorf("experiment: contextual %v dim %d feature_norm %v durable %v decisions %d rewards %d; want true 3 2 true 24 20",
 			st.Contextual, st.Dim, st.FeatureNorm, st.DurableDecisions, st.Decisions, st.Rewards)
 	}
 	if _, err := c.CreateExperiment(ctx, dpclient.ExperimentSpec{Name: "k", Arms: []string{"a", "b"}, Policy: "ucb1", Horizon: 10, Dim: 3}); dpclient.StatusOf(err) != 400 {

@@ -473,8 +473,12 @@ func (s *service) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]map[string]any, 0, *in.Count)
-	for range *in.Count {
-		d, ok := one("")
+	for i := range *in.Count {
+		id := "" // generated, or EventID.i as the service numbers a batch
+		if in.EventID != "" {
+			id = in.EventID + "." + strconv.Itoa(i)
+		}
+		d, ok := one(id)
 		if !ok {
 			stopped()
 			return
