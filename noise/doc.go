@@ -12,6 +12,9 @@
 // serving use they allow is a draw that is only compared (Thompson sampling's
 // argmax) when r runs on a cryptographically strong generator
 // ([NewSecureSource]); the caller must say why at the call site.
+// [LaplaceNoisyMax] and [GaussianNoisyMax] are that use packaged:
+// Report-Noisy-Max (SPEC.md §1.5), which returns only the index; their
+// guarantees are privacy.LaplaceRNMEpsilon and privacy.GaussianRNMMu.
 //
 // # Serving samplers
 //

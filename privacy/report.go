@@ -15,6 +15,10 @@
 //     converts (classic and improved), reporting the order and a grid-edge
 //     warning.
 //   - Pure DP (pure.go): LaplaceEpsilon, LaplaceScale, PureCompose.
+//   - Report-Noisy-Max (rnm.go, SPEC.md §1.5): LaplaceRNMEpsilon and
+//     LaplaceRNMScale (s/b when one score moves, 2s/b when all may),
+//     GaussianRNMMu (heterogeneous Gaussian: max_i s_i/σ_i or the norm).
+//     The samplers are noise.LaplaceNoisyMax and noise.GaussianNoisyMax.
 //   - Calibration (calibrate.go): GaussianSigmaGDP (analytic Gaussian),
 //     GaussianSigmaZCDP, SubsampledGaussianSigma.
 //   - Filters (filter.go): NewGDPFilter, NewZCDPFilter, NewPureFilter, with
