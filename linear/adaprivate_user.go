@@ -106,10 +106,16 @@ func (u *userClipper) flush(s []float64, next uint64) {
 	clear(u.idx)
 	u.n = 0
 	if u.block {
-		for id := range u.spent {
-			if id < next {
-				delete(u.spent, id)
-			}
+		// Users are ⌊t/k⌋, so every user seen so far is ≤ next and only
+		// next itself can return. Clearing the map and putting next back
+		// (rather than deleting the others one by one) leaves no
+		// tombstones: the map never grows again once it has held one
+		// batch's users, so steady-state rounds do not allocate (deletes
+		// made its growth depend on the map's random hash seed).
+		keep, ok := u.spent[next]
+		clear(u.spent)
+		if ok {
+			u.spent[next] = keep
 		}
 	}
 }
