@@ -60,55 +60,42 @@ func (n RNMNeighbours) String() string {
 	return fmt.Sprintf("RNMNeighbours(%d)", int(n))
 }
 
-// laplaceRNMFactor is 1 (OneScore) or 2 (AllScores): the threshold shift in
-// units of the sensitivity.
-func laplaceRNMFactor(n RNMNeighbours) (int64, error) {
+// laplaceRNMSensitivity is the threshold shift of Laplace RNM: s when one
+// score moves, 2s when all may (×2 is exact in binary floating point).
+func laplaceRNMSensitivity(sensitivity float64, n RNMNeighbours) (float64, error) {
+	if err := checkSensitivity(sensitivity); err != nil {
+		return 0, err
+	}
 	switch n {
 	case OneScore:
-		return 1, nil
+		return sensitivity, nil
 	case AllScores:
-		return 2, nil
+		return 2 * sensitivity, nil
 	}
 	return 0, fmt.Errorf("%w: RNM neighbours %d is neither OneScore nor AllScores", ErrInvalid, int(n))
 }
 
 // LaplaceRNMEpsilon returns the ε of Laplace Report-Noisy-Max with noise
 // scale b > 0 on scores of sensitivity s > 0: s/b when one score moves, 2s/b
-// when all may, rounded up.
+// when all may, rounded up (LaplaceEpsilon of the threshold shift).
 func LaplaceRNMEpsilon(sensitivity, scale float64, n RNMNeighbours) (float64, error) {
-	f, err := laplaceRNMFactor(n)
+	shift, err := laplaceRNMSensitivity(sensitivity, n)
 	if err != nil {
 		return 0, err
 	}
-	if err := checkSensitivity(sensitivity); err != nil {
-		return 0, err
-	}
-	if !(scale > 0) {
-		return 0, fmt.Errorf("%w: Laplace scale b = %v must be > 0", ErrInvalid, scale)
-	}
-	if math.IsInf(scale, 1) {
-		return 0, nil
-	}
-	r := new(big.Rat).Mul(ratOf(sensitivity), new(big.Rat).SetInt64(f))
-	return floatUp(r.Quo(r, ratOf(scale))), nil
+	return LaplaceEpsilon(shift, scale)
 }
 
 // LaplaceRNMScale returns the smallest float64 scale b at which Laplace
 // Report-Noisy-Max on scores of sensitivity s > 0 is ε-DP: s/ε when one score
-// moves, 2s/ε when all may, rounded up so that LaplaceRNMEpsilon(s, b) ≤ ε.
+// moves, 2s/ε when all may, rounded up so that LaplaceRNMEpsilon(s, b) ≤ ε
+// (LaplaceScale of the threshold shift).
 func LaplaceRNMScale(sensitivity, eps float64, n RNMNeighbours) (float64, error) {
-	f, err := laplaceRNMFactor(n)
+	shift, err := laplaceRNMSensitivity(sensitivity, n)
 	if err != nil {
 		return 0, err
 	}
-	if err := checkSensitivity(sensitivity); err != nil {
-		return 0, err
-	}
-	if !(eps > 0) || math.IsInf(eps, 1) {
-		return 0, fmt.Errorf("%w: ε = %v must be a finite number > 0", ErrInvalid, eps)
-	}
-	r := new(big.Rat).Mul(ratOf(sensitivity), new(big.Rat).SetInt64(f))
-	return floatUp(r.Quo(r, ratOf(eps))), nil
+	return LaplaceScale(shift, eps)
 }
 
 // GaussianRNMMu returns the μ of heterogeneous Gaussian Report-Noisy-Max:
