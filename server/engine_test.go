@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -436,6 +437,29 @@ func TestPropensityPoliciesListed(t *testing.T) {
 		}
 		if want[d.Name] && !strings.Contains(propensityPolicies, d.Name) {
 			t.Errorf("propensityPolicies does not name %s", d.Name)
+		}
+	}
+}
+
+// TestValidationMessages: a request that breaks the contract gets a 400
+// naming the field and the rule, also inside the allOf that makes budget
+// nullable (before, "budget: doesn't match all schemas from allOf").
+func TestValidationMessages(t *testing.T) {
+	v, err := newValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"name":"x","arms":["a","b"],"policy":"ts-gaussian","horizon":10,"budget":{"epsilon":1,"delta":0}}`, "budget.delta: number must be more than 0"},
+		{`{"name":"x","arms":["a","b"],"policy":"ts-gaussian","horizon":10,"budget":{"epsilon":1,"delta":1e-6,"eps":2}}`, `budget: property "eps" is unsupported`},
+		{`{"name":"x","arms":["a","b"],"policy":"ts-gaussian","horizon":0,"budget":null}`, "horizon: number must be at least 1"},
+		{`{"name":"","arms":["a","b"],"policy":"ts-gaussian","horizon":10,"budget":null}`, "name: minimum string length is 1"},
+	} {
+		r := httptest.NewRequest("POST", "/v1/experiments", strings.NewReader(c.body))
+		r.Header.Set("Content-Type", "application/json")
+		e := v.check(r, []byte(c.body))
+		if e == nil || e.status != 400 || !strings.HasPrefix(e.Message, c.want) || strings.Contains(e.Message, "doesn't match all schemas") {
+			t.Errorf("%s: %+v, want a 400 mentioning %q", c.body, e, c.want)
 		}
 	}
 }

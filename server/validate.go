@@ -73,7 +73,21 @@ func specMessage(err error) string {
 	if errors.As(err, &re) {
 		var se *openapi3.SchemaError
 		if errors.As(re.Err, &se) {
-			field := strings.Join(se.JSONPointer(), ".")
+			// A schema wrapped in allOf/anyOf (e.g. a nullable budget)
+			// fails with "doesn't match all schemas"; the inner error
+			// names the field (its path is the whole path) and the rule.
+			path := se.JSONPointer()
+			for {
+				var inner *openapi3.SchemaError
+				if se.Origin == nil || !errors.As(se.Origin, &inner) {
+					break
+				}
+				if p := inner.JSONPointer(); len(p) >= len(path) {
+					path = p
+				}
+				se = inner
+			}
+			field := strings.Join(path, ".")
 			if field == "" {
 				field = "the body"
 			}
