@@ -194,7 +194,7 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 	}
 	d, err := bandit.Lookup(bandit.AnyKind, c.Policy)
 	if err != nil {
-		return nil, badf("policy: %v", err)
+		return nil, badf("policy: unknown policy %q; the service runs: %s (GET /v1/policies lists them with their parameters)", c.Policy, servableNames())
 	}
 	if d.Serving == nil {
 		// DESIGN.md rule 4: the pure-DP comparators and the private linear

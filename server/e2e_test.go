@@ -158,7 +158,7 @@ func TestE2EContract(t *testing.T) {
 			body map[string]any
 			want string
 		}{
-			"unknown policy":       {map[string]any{"name": "x", "arms": arms, "policy": "nope", "horizon": 10}, "known:"},
+			"unknown policy":       {map[string]any{"name": "x", "arms": arms, "policy": "nope", "horizon": 10}, "the service runs: adaprivate-ts"},
 			"non-private budget":   {map[string]any{"name": "x", "arms": arms, "policy": "ucb1", "horizon": 10, "budget": map[string]any{"epsilon": 1, "delta": 1e-6}}, "budget\": null"},
 			"private no budget":    {map[string]any{"name": "x", "arms": arms, "policy": "ts-gaussian", "horizon": 10}, "needs a budget"},
 			"duplicate arms":       {map[string]any{"name": "x", "arms": []string{"a", "a"}, "policy": "ucb1", "horizon": 10, "budget": nil}, "twice"},
