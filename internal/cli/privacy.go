@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -16,6 +17,7 @@ type privacyCmd struct {
 	Calibrate privacyCalibrateCmd `cmd:"" help:"Gaussian noise for a target (ε, δ): the GDP μ or zCDP ρ it needs, and σ."`
 	SGM       privacySGMCmd       `cmd:"" name:"sgm" help:"(ε, δ) of T steps of the Poisson-subsampled Gaussian (DP-SGD), by Rényi DP."`
 	Compose   privacyComposeCmd   `cmd:"" help:"Compose guarantees: GDP √(Σμ²), zCDP Σρ, or pure DP Σε."`
+	RNM       privacyRNMCmd       `cmd:"" name:"rnm" help:"Report-Noisy-Max: ε of Laplace noise, or μ (GDP) of heterogeneous Gaussian noise, on K scores."`
 	Policy    privacyPolicyCmd    `cmd:"" help:"A policy's privacy statement for K arms and horizon T, without running it."`
 }
 
@@ -294,6 +296,88 @@ func (c *privacyComposeCmd) Run(g *Globals) error {
 			return err
 		}
 		out.add("epsilon", eps).add("method", method).add("delta", *c.Delta)
+	}
+	return out.write(g.Stdout, c.JSON)
+}
+
+type privacyRNMCmd struct {
+	Laplace     *float64  `name:"laplace" placeholder:"B" help:"Laplace noise scale b > 0 on every score: prints ε."`
+	Sigma       []float64 `name:"sigma" sep:"," placeholder:"S1,..." help:"Gaussian noise σᵢ > 0, one per score: prints μ (GDP)."`
+	Sensitivity []float64 `name:"sensitivity" sep:"," default:"1" placeholder:"S1,..." help:"Score sensitivity s > 0: one value, or one per score with --sigma."`
+	AllScores   bool      `name:"all-scores" help:"A neighbour may move every score (default: one score moves, the bandit case)."`
+	Delta       *float64  `name:"delta" placeholder:"D" help:"With --sigma, also print ε at this δ in (0, 1)."`
+	JSON        bool      `name:"json" help:"Print a JSON object instead of a table."`
+}
+
+func (privacyRNMCmd) Help() string {
+	return `Report-Noisy-Max releases only argmax_i (fᵢ + Zᵢ) of K scores (SPEC.md §1.5).
+Give exactly one of --laplace and --sigma.
+
+By default a neighbour moves one score by at most its sensitivity: the bandit
+case, where one reward enters one arm's statistic. --all-scores lets it move
+every score. Laplace RNM is s/b-DP (one score) or 2s/b-DP (all scores);
+Gaussian RNM is max_i sᵢ/σᵢ-GDP (one score) or ‖(sᵢ/σᵢ)‖₂-GDP (all).
+
+  dpbandit privacy rnm --laplace 2                       → {"epsilon": 0.5}
+  dpbandit privacy rnm --laplace 2 --all-scores          → {"epsilon": 1}
+  # one Thompson-sampling round, arms with n = 1 and n = 2 pulls: 1/√2-GDP
+  dpbandit privacy rnm --sigma 0.70711,0.57735 --sensitivity 0.5,0.33333 --delta 1e-6`
+}
+
+func (c *privacyRNMCmd) Run(g *Globals) error {
+	if (c.Laplace == nil) == (len(c.Sigma) == 0) {
+		return badInput("give exactly one of --laplace (scale b > 0) and --sigma (σᵢ > 0, one per score)")
+	}
+	for _, s := range c.Sensitivity {
+		if err := flagPositive("sensitivity", s); err != nil {
+			return err
+		}
+	}
+	n := privacy.OneScore
+	if c.AllScores {
+		n = privacy.AllScores
+	}
+	out := &result{}
+	if c.Laplace != nil {
+		if len(c.Sensitivity) != 1 {
+			return badInput("--sensitivity: Laplace RNM takes one sensitivity for every score (got %d values)", len(c.Sensitivity))
+		}
+		if err := flagPositive("laplace", *c.Laplace); err != nil {
+			return err
+		}
+		eps, err := privacy.LaplaceRNMEpsilon(c.Sensitivity[0], *c.Laplace, n)
+		if err != nil {
+			return err
+		}
+		out.add("epsilon", eps).add("neighbours", n.String())
+		return out.write(g.Stdout, c.JSON)
+	}
+	for _, s := range c.Sigma {
+		if err := flagPositive("sigma", s); err != nil {
+			return err
+		}
+	}
+	sens := c.Sensitivity
+	if len(sens) == 1 {
+		sens = slices.Repeat(sens, len(c.Sigma))
+	}
+	if len(sens) != len(c.Sigma) {
+		return badInput("--sensitivity: give one value, or one per score (%d σ values, %d sensitivities)", len(c.Sigma), len(sens))
+	}
+	mu, err := privacy.GaussianRNMMu(sens, c.Sigma, n)
+	if err != nil {
+		return err
+	}
+	out.add("gdp", mu).add("neighbours", n.String())
+	if c.Delta != nil {
+		if err := flagDelta("delta", *c.Delta); err != nil {
+			return err
+		}
+		eps, err := privacy.GDPEpsilon(mu, *c.Delta)
+		if err != nil {
+			return err
+		}
+		out.add("epsilon", eps).add("delta", *c.Delta)
 	}
 	return out.write(g.Stdout, c.JSON)
 }

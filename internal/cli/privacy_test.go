@@ -166,3 +166,44 @@ func TestPrivacyCLIHelpTeaches(t *testing.T) {
 		t.Errorf("sgm --help:\n%s", out)
 	}
 }
+
+// TestPrivacyRNMCLI: `privacy rnm` prints Laplace RNM's s/b (one score) and
+// 2s/b (all scores), and a Thompson-sampling round's Gaussian RNM μ = 1/√2
+// with ε = 3.308 at δ = 1e-6 (SPEC.md A5); bad input is a usage error
+// naming the flag.
+func TestPrivacyRNMCLI(t *testing.T) {
+	m := runPrivacyJSON(t, "privacy", "rnm", "--laplace", "2", "--sensitivity", "0.5")
+	if privacyNum(t, m, "epsilon") != 0.25 || m["neighbours"] != "one score moves" {
+		t.Errorf("laplace, one score: %v", m)
+	}
+	m = runPrivacyJSON(t, "privacy", "rnm", "--laplace", "2", "--sensitivity", "0.5", "--all-scores")
+	if privacyNum(t, m, "epsilon") != 0.5 {
+		t.Errorf("laplace, all scores: %v", m)
+	}
+	m = runPrivacyJSON(t, "privacy", "rnm", "--sigma", "0.7071067811865476,0.5773502691896258", "--sensitivity", "0.5,0.3333333333333333", "--delta", "1e-6")
+	if mu := privacyNum(t, m, "gdp"); math.Abs(mu-1/math.Sqrt2) > 1e-15 {
+		t.Errorf("TS round μ = %v, want 1/√2", mu)
+	}
+	if e := privacyNum(t, m, "epsilon"); math.Abs(e-3.308) > 5e-4 {
+		t.Errorf("TS round ε = %v at δ = 1e-6, want 3.308", e)
+	}
+	m = runPrivacyJSON(t, "privacy", "rnm", "--sigma", "1,1", "--all-scores")
+	if mu := privacyNum(t, m, "gdp"); math.Abs(mu-math.Sqrt2) > 1e-15 || mu < math.Sqrt2 {
+		t.Errorf("all scores, σ = 1, 1: μ = %v, want √2 rounded up", mu)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"privacy", "rnm"}, "exactly one of --laplace"},
+		{[]string{"privacy", "rnm", "--laplace", "1", "--sigma", "1"}, "exactly one of --laplace"},
+		{[]string{"privacy", "rnm", "--sigma", "1,2", "--sensitivity", "1,2,3"}, "one per score"},
+		{[]string{"privacy", "rnm", "--laplace", "1", "--sensitivity", "1,2"}, "one sensitivity for every score"},
+		{[]string{"privacy", "rnm", "--sigma", "1,0"}, "--sigma 0 is outside"},
+	} {
+		_, errs, code := runPrivacyCLI(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+}
