@@ -35,7 +35,9 @@ conversion to (ε, δ) is the tighter of CKS20 and BS16.
 
 Pure DP (ε-DP): the Laplace mechanism with scale b is Δ/b-DP; composes as Σε.
 
-Every ε printed is rounded up and every μ, ρ rounded down.
+Every value printed is rounded in the safe direction: a mechanism's ε, μ
+and ρ (convert, compose, sgm, rnm) up; the μ or ρ a target allows
+(calibrate) down, and its σ up.
 
 Examples:
   dpbandit privacy convert --gdp 1 --delta 1e-5        # ε = 4.3772
