@@ -272,7 +272,7 @@ func init() {
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "epsilon", Default: 1, Min: pureMinEpsilon, Max: math.Inf(1), Doc: "the paper's ε (each of the k trees gets ε/k; certified ε/k)"},
-			{Name: "gamma", Default: 0, Min: 0, Max: math.Inf(1), Doc: "confidence relaxation Γ; 0 selects k·ln²T·ln(kT ln T/γ)/ε"},
+			{Name: "gamma", Default: 0, Min: 0, Max: math.Inf(1), Doc: "confidence relaxation Γ; 0 selects k·ln²T·ln(kT ln T/γ)/ε (a smaller Γ lowers typical regret, but the tree noise, drawn once, can then bury the best arm for good in a few runs: check the median and max)"},
 			{Name: "fail", Default: 0, Min: 0, Max: 0.999999, Doc: "failure probability γ in the formula for Γ; 0 selects 1/T"},
 			{Name: "width", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "0: sqrt(2 ln t/n) (Alg 1); 1: Chapelle–Li width of [MT] §5"},
 		},
