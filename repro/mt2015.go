@@ -138,15 +138,23 @@ func mtMAB() *Reproduction {
 			b := regretPanel("private TS (Alg 2)", append(ts, np[1]), false)
 			return wide(2, a, b), nil
 		}}}
+	// measure adapts a check on the main sweep's private UCB and TS (one per
+	// ε) to a Target's Measure.
+	measure := func(f func(ucb, ts []PolicyResult) (string, bool)) func(*Context) (string, bool, error) {
+		return func(c *Context) (string, bool, error) {
+			ucb, ts, _, err := split(c)
+			if err != nil {
+				return "", false, err
+			}
+			m, ok := f(ucb, ts)
+			return m, ok, nil
+		}
+	}
 	r.Targets = []Target{
 		{ID: "E10.saturates", Name: "regret saturates", Source: "SPEC.md §3 E10; [MT] §5",
 			Target:    "for both private algorithms at every ε, the regret saturates: less than 15% of the final mean regret accrues in the second half, R(T) − R(T/2) ≤ 0.15·R(T) (linear growth gives 50%, logarithmic ≈ 6%)",
 			Tolerance: "fraction ≤ 0.15",
-			Measure: func(c *Context) (string, bool, error) {
-				ucb, ts, _, err := split(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				var parts []string
 				for _, p := range append(ucb, ts...) {
@@ -164,16 +172,12 @@ func mtMAB() *Reproduction {
 					}
 					parts = append(parts, fmt.Sprintf("%s: %.3f%s (%d/%d runs not saturated)", shortMT(p.Label), f, mark, n, len(p.Runs)))
 				}
-				return strings.Join(parts, "; "), ok, nil
-			}},
+				return strings.Join(parts, "; "), ok
+			})},
 		{ID: "E10.ts-below-ucb", Name: "TS below UCB", Source: "SPEC.md §3 E10; [MT] §5",
 			Target:    "private TS has lower mean final regret than private UCB at every ε",
 			Tolerance: "comparison of means (paired s.e. and the medians shown)",
-			Measure: func(c *Context) (string, bool, error) {
-				ucb, ts, _, err := split(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				var parts []string
 				for i, e := range mtEpsilons {
@@ -182,16 +186,12 @@ func mtMAB() *Reproduction {
 					parts = append(parts, fmt.Sprintf("ε=%g: TS %s vs UCB %s (difference %s; medians %s vs %s)", e, num(ts[i].Mean(), 4), num(ucb[i].Mean(), 4), pm(d, se),
 						num(sim.Quantile(ts[i].Final, 0.5), 4), num(sim.Quantile(ucb[i].Final, 0.5), 4)))
 				}
-				return strings.Join(parts, "; "), ok, nil
-			}},
+				return strings.Join(parts, "; "), ok
+			})},
 		{ID: "E10.eps-order", Name: "regret falls as ε rises", Source: "SPEC.md §3 E10; [MT] §5",
 			Target:    "for both algorithms, mean final regret falls as ε rises: every step ε→ε' has mean(ε') ≤ mean(ε) + 2 s.e., and mean(ε=2) < mean(ε=0.1) − 2 s.e. (s.e. of the paired difference)",
 			Tolerance: "2 s.e. (paired)",
-			Measure: func(c *Context) (string, bool, error) {
-				ucb, ts, _, err := split(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				var parts []string
 				for j, ps := range [][]PolicyResult{ucb, ts} {
@@ -209,16 +209,12 @@ func mtMAB() *Reproduction {
 					ok = ok && d > 2*se
 					parts = append(parts, fmt.Sprintf("%s: %s (ε=0.1 − ε=2: %s)", []string{"UCB", "TS"}[j], strings.Join(ms, " > "), pm(d, se)))
 				}
-				return strings.Join(parts, "; "), ok, nil
-			}},
+				return strings.Join(parts, "; "), ok
+			})},
 		{ID: "E10.A19", Name: "privacy reports", Source: "SPEC.md A19, §1.7, §1.8",
 			Target:    "private UCB states the paper's ε and certifies ε/k; private TS (phase A skipped, so its trees get the whole budget) states the paper's ε and certifies ε/k (k = 5)",
 			Tolerance: "relative 1e-12",
-			Measure: func(c *Context) (string, bool, error) {
-				ucb, ts, _, err := split(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				for i, e := range mtEpsilons {
 					for _, p := range []PolicyResult{ucb[i], ts[i]} {
@@ -232,8 +228,8 @@ func mtMAB() *Reproduction {
 				}
 				return fmt.Sprintf("ε=1: UCB paper %g, certified %g; TS paper %g, certified %g (and likewise for every ε)",
 					ucb[2].Entry.Report.Paper.Value, ucb[2].Entry.Report.Certified.Value,
-					ts[2].Entry.Report.Paper.Value, ts[2].Entry.Report.Certified.Value), ok, nil
-			}},
+					ts[2].Entry.Report.Paper.Value, ts[2].Entry.Report.Certified.Value), ok
+			})},
 	}
 	return r
 }
