@@ -154,7 +154,8 @@ func (r *Result) Aggregate() (*Aggregate, error) {
 			col[k] = rr.Pseudo[last]
 		}
 		ps.RegretMean, ps.RegretStderr = meanStderr(col)
-		ps.RegretMedian, ps.RegretP90, ps.RegretMax = Quantile(col, 0.5), Quantile(col, 0.9), Quantile(col, 1)
+		sorted := slices.Sorted(slices.Values(col))
+		ps.RegretMedian, ps.RegretP90, ps.RegretMax = quantileSorted(sorted, 0.5), quantileSorted(sorted, 0.9), sorted[len(sorted)-1]
 		for k, rr := range cell {
 			col[k] = rr.Realised[last]
 		}
@@ -242,6 +243,11 @@ func Quantile(xs []float64, q float64) float64 {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	return quantileSorted(s, q)
+}
+
+// quantileSorted is Quantile of sorted, non-empty s.
+func quantileSorted(s []float64, q float64) float64 {
 	h := float64(len(s)-1) * q
 	i := int(h)
 	if i >= len(s)-1 {
