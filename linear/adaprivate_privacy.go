@@ -257,7 +257,12 @@ func adaZeroCost(r privacy.Report) privacy.Guarantee {
 // t.Delta first, except for the certified event-level σ = 1/μ.
 //
 // The returned σ is rounded up so that the calibrated report, as stated,
-// never exceeds the target.
+// never exceeds the target. Every search is bounded (privacy.GDPMu,
+// ZCDPRho and SubsampledGaussianSigma bound theirs; the grid fixed point
+// takes at most 8 steps and the ulp nudges at most 257, each checked): a
+// finite ε > 0 up to MaxFloat64 returns at once, with σ down to about
+// 5e-155 at ε = MaxFloat64, or with an error where no σ can be formed
+// (e.g. a subnormal ε on the paper basis, where ρ_BS underflows to 0).
 func AdaPrivateSigma(o AdaPrivateOptions, t bandit.Target) (float64, error) {
 	name := o.name()
 	o.Sigma = 1 // validate the rest of the options
@@ -339,7 +344,10 @@ func AdaPrivateSigma(o AdaPrivateOptions, t bandit.Target) (float64, error) {
 		return 0, wrap(err)
 	}
 	if o.UserClip > 0 { // the certified report rounds ρ up: keep it ≤ the target
-		s = nudgeUp(s, func(s float64) bool { return roundUpRel(delta*delta/(2*s*s)) <= rho })
+		ok := func(s float64) bool { return roundUpRel(delta*delta/(2*s*s)) <= rho }
+		if s = nudgeUp(s, ok); !ok(s) {
+			return 0, wrap(fmt.Errorf("no user-level noise σ near %v reports ρ ≤ %v", s, rho))
+		}
 	}
 	return s, nil
 }
@@ -351,7 +359,11 @@ func sigmaForGDP(mu float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return nudgeUp(s, func(s float64) bool { return roundUpRel(1/s) <= mu }), nil
+	ok := func(s float64) bool { return roundUpRel(1/s) <= mu }
+	if s = nudgeUp(s, ok); !ok(s) {
+		return 0, fmt.Errorf("no noise σ near %v reports μ = 1/σ ≤ %v", s, mu)
+	}
+	return s, nil
 }
 
 // sigmaForGridRho returns a σ whose gridRho is ≤ rho: the fixed point of
@@ -388,7 +400,9 @@ func sigmaForGridRho(delta float64, d int, rho float64) (float64, error) {
 }
 
 // nudgeUp returns s, or s increased by a few ulps, so that ok holds (ok is
-// monotone: once true it stays true for larger s).
+// monotone: once true it stays true for larger s). It takes at most 257
+// steps and may return an s for which ok is still false (never seen for
+// a valid σ, but a caller that needs ok must check it).
 func nudgeUp(s float64, ok func(float64) bool) float64 {
 	if ok(s) {
 		return s

@@ -38,6 +38,10 @@ var MTSGridB = []int{0, 1, 9, 49, 99, 199, 499, 999, 1999, 3999, 4999, 9999, 199
 // targetMu returns the GDP parameter of a target and its normalised basis.
 // A target with Mu > 0 is μ-GDP; otherwise (Epsilon, Delta) is converted with
 // privacy.GDPMu, which rounds μ down (the target is met, never exceeded).
+// Every finite ε > 0 with δ in (0, 1) converts, promptly (GDPMu's search is
+// bounded; μ ≤ 1.9e154 at ε = MaxFloat64); NaN, ±Inf, ε ≤ 0 and δ outside
+// (0, 1) are errors. Whether a policy can reach that μ is its calibrator's
+// question (mtsCForTarget, calibrateDPTSUCB say when it cannot).
 func targetMu(t bandit.Target) (mu float64, basis string, err error) {
 	switch t.Basis {
 	case "", bandit.BasisPaper:
@@ -82,16 +86,24 @@ func given(p bandit.Params, name string) (float64, bool) {
 // until the reported value (the certified one is rounded up) is ≤ μ, so the
 // calibrated policy never reports more than the target. It returns 0 when no
 // c is needed (no round reads data).
-func mtsCForTarget(k, horizon, b int, mu float64, basis string) float64 {
-	var c float64
+//
+// It returns an error, never an unchecked c, when the target is out of
+// reach in float64: μ so small that c exceeds MaxFloat64, or μ so large
+// (above √MaxFloat64 ≈ 1.34e154, i.e. a target ε above about 9e307) that
+// the value sqrt(T/(c(b+1))) = μ cannot be evaluated. The nudging is bounded
+// (at most 128 steps).
+func mtsCForTarget(k, horizon, b int, mu float64, basis string) (float64, error) {
+	num, den := float64(horizon), float64(b+1)
 	if basis == bandit.BasisCertified {
 		m := mtsTSRounds(k, horizon, b)
 		if m == 0 {
-			return 0
+			return 0, nil
 		}
-		c = float64(m) / (mu * mu * float64(max(b, 1)+1))
-	} else {
-		c = float64(horizon) / (mu * mu * float64(b+1))
+		num, den = float64(m), float64(max(b, 1)+1)
+	}
+	c := num / (mu * mu * den)
+	if c == 0 || math.IsInf(c, 1) { // μ² over- or underflows: divide step by step
+		c = num / mu / mu / den
 	}
 	value := func(c float64) float64 {
 		paper, cert := mtsValues(k, horizon, b, c)
@@ -106,7 +118,16 @@ func mtsCForTarget(k, horizon, b int, mu float64, basis string) float64 {
 	for i := 0; i < 64 && value(c) > mu; i++ {
 		c = math.Nextafter(c, math.Inf(1))
 	}
-	return c
+	// A subnormal c (μ near 1e154) has few significant bits: step relatively.
+	for i := 0; i < 64 && value(c) > mu; i++ {
+		c += c * 0x1p-40
+	}
+	if !(c > 0) || math.IsInf(c, 1) || !(value(c) <= mu) {
+		return 0, fmt.Errorf("target %v-GDP is out of reach for M-TS with b = %d at T = %d: c = T/(μ²(b+1)) = %v is outside what "+
+			"float64 can evaluate (valid: %.4g ≤ μ ≤ %.4g on the %s basis)",
+			mu, b, horizon, num/mu/mu/den, math.Sqrt(num/den/math.MaxFloat64), math.Sqrt(math.MaxFloat64), basis)
+	}
+	return c, nil
 }
 
 // calibrateMTS implements Descriptor.Calibrate for mts-gaussian. p holds only
@@ -144,6 +165,7 @@ func calibrateMTS(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Pa
 			return nil, fmt.Errorf("mts-gaussian: with c = %v no b in [0, %d] (bK ≤ T) meets %v-GDP on the %s basis; increase c", cv, maxB, mu, basis)
 		}
 		lo, hi := -1, maxB // ok(hi), !ok(lo) (lo = −1 is a sentinel)
+		// Integer bisection: at most ⌈log₂(maxB+1)⌉ ≤ 64 steps.
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
 			if ok(mid) {
@@ -164,7 +186,10 @@ func calibrateMTS(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Pa
 			return nil, fmt.Errorf("mts-gaussian: parameter b = %d needs bK ≤ T (K = %d, T = %d)", b, s.K, s.Horizon)
 		}
 	}
-	c := mtsCForTarget(s.K, s.Horizon, b, mu, basis)
+	c, err := mtsCForTarget(s.K, s.Horizon, b, mu, basis)
+	if err != nil {
+		return nil, fmt.Errorf("mts-gaussian: %w", err)
+	}
 	if c == 0 {
 		c = 1 // every round is a pre-pull: no round reads data, any c meets the target
 	}
@@ -191,7 +216,10 @@ func MTSGrid(s bandit.Setting, t bandit.Target, minC float64) ([]bandit.Params, 
 		if b*s.K >= s.Horizon {
 			continue
 		}
-		c := mtsCForTarget(s.K, s.Horizon, b, mu, basis)
+		c, err := mtsCForTarget(s.K, s.Horizon, b, mu, basis)
+		if err != nil {
+			return nil, fmt.Errorf("mts-gaussian grid: %w", err)
+		}
 		// c is within ulps of the exact solution; a relative slack of 1e-12
 		// keeps grid points whose exact c equals minC (e.g. η = 5, b = 3999).
 		if c < minC*(1-1e-12) {

@@ -17,6 +17,8 @@ import (
 // analytic Gaussian mechanism, Balle & Wang 2018 Alg 1; Dong, Roth & Su 2022),
 // so σ = Δ/μ is optimal; μ is rounded down and σ up. The classical
 // σ = Δ√(2 ln(1.25/δ))/ε is 30–60% larger and invalid for ε ≥ 1 (T3).
+// ε must be finite and > 0 (every such ε is in reach, see GDPMu); a σ beyond
+// the float64 range (huge Δ with tiny ε, δ) is an ErrInvalid error.
 func GaussianSigmaGDP(eps, delta, sensitivity float64) (sigma, mu float64, err error) {
 	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, 0, err
@@ -27,7 +29,12 @@ func GaussianSigmaGDP(eps, delta, sensitivity float64) (sigma, mu float64, err e
 	if mu, err = GDPMu(eps, delta); err != nil {
 		return 0, 0, err
 	}
-	return sigmaForMu(sensitivity, mu), mu, nil
+	sigma = sigmaForMu(sensitivity, mu)
+	if math.IsInf(sigma, 1) {
+		return 0, 0, fmt.Errorf("%w: target (ε = %v, δ = %v) with sensitivity Δ = %v needs σ = Δ/μ = %v/%v, beyond the float64 range",
+			ErrInvalid, eps, delta, sensitivity, sensitivity, mu)
+	}
+	return sigma, mu, nil
 }
 
 // GaussianSigmaZCDP returns the smallest σ with which the Gaussian mechanism
@@ -35,7 +42,9 @@ func GaussianSigmaGDP(eps, delta, sensitivity float64) (sigma, mu float64, err e
 // the tighter zCDP conversion (ZCDPRho: CKS20), and that ρ. σ = Δ/√(2ρ)
 // (BS16 Prop 1.6), rounded up. Use this when the mechanism's guarantee will be
 // composed in zCDP with non-Gaussian parts; for a Gaussian mechanism alone,
-// GaussianSigmaGDP gives less noise (T4).
+// GaussianSigmaGDP gives less noise (T4). A ρ that underflows to 0 (ε near
+// the smallest subnormal) or a σ beyond the float64 range is an ErrInvalid
+// error.
 func GaussianSigmaZCDP(eps, delta, sensitivity float64) (sigma, rho float64, method string, err error) {
 	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, 0, "", err
@@ -46,7 +55,16 @@ func GaussianSigmaZCDP(eps, delta, sensitivity float64) (sigma, rho float64, met
 	if rho, method, err = ZCDPRho(eps, delta); err != nil {
 		return 0, 0, "", err
 	}
-	return sigmaForRho(sensitivity, rho), rho, method, nil
+	if !(rho > 0) {
+		return 0, 0, "", fmt.Errorf("%w: target (ε = %v, δ = %v) allows no ρ > 0 representable in float64 (ρ ≈ ε²/(4 ln(1/δ)) underflows)",
+			ErrInvalid, eps, delta)
+	}
+	sigma = sigmaForRho(sensitivity, rho)
+	if math.IsInf(sigma, 1) {
+		return 0, 0, "", fmt.Errorf("%w: target (ε = %v, δ = %v) with sensitivity Δ = %v needs σ = Δ/√(2ρ) with ρ = %v, beyond the float64 range",
+			ErrInvalid, eps, delta, sensitivity, rho)
+	}
+	return sigma, rho, method, nil
 }
 
 // GaussianSigmaClassic returns the classical calibration
@@ -158,7 +176,10 @@ func (o *SGMOptions) convert(c RDPCurve, delta float64) (RDPConversion, error) {
 // checked to be ≤ the target) is returned. The target must exceed the floor
 // the order grid allows as σ → ∞ (about ln(1/δ)/(α_max−1)); the error names
 // it otherwise. q = 0 or steps = 0 need no noise (σ = 0). Cost: about 60
-// curve evaluations.
+// curve evaluations. The searches are bounded: at most about 1000 doublings
+// (no σ ≤ 1e300 reaching ε is an ErrInvalid error) or halvings (a σ below
+// 1e-300 that meets ε is returned as is), then at most 2100 bisection steps;
+// a σ whose curve or conversion cannot be evaluated counts as not meeting ε.
 func SubsampledGaussianSigma(q float64, steps int, eps, delta float64, opts *SGMOptions) (float64, RDPConversion, error) {
 	if err := checkRate(q); err != nil {
 		return 0, RDPConversion{}, err
@@ -190,25 +211,34 @@ func SubsampledGaussianSigma(q float64, steps int, eps, delta float64, opts *SGM
 			"even infinite noise gives ε = %v (largest order %v); raise ε or add larger orders",
 			ErrInvalid, eps, delta, floor.Epsilon, floor.Order)
 	}
-	eval := func(sigma float64) RDPConversion {
-		c, _ := SubsampledGaussianCurve(q, sigma, orders)
-		conv, _ := opts.convert(c.Scale(float64(steps)), delta)
-		return conv
+	eval := func(sigma float64) (RDPConversion, error) {
+		c, err := SubsampledGaussianCurve(q, sigma, orders)
+		if err != nil {
+			return RDPConversion{}, err
+		}
+		return opts.convert(c.Scale(float64(steps)), delta)
 	}
-	ok := func(sigma float64) bool { return eval(sigma).Epsilon <= eps }
+	// ok is false where the curve or its conversion cannot be formed (or is
+	// NaN): a σ is accepted only with a checked ε ≤ target.
+	ok := func(sigma float64) bool {
+		conv, err := eval(sigma)
+		return err == nil && conv.Epsilon <= eps
+	}
 	lo, hi := 0.5, 1.0
 	if ok(hi) {
-		for ok(lo) {
+		for ok(lo) { // at most ~1000 halvings: it stops below 1e-300
 			if lo < 1e-300 {
-				return lo, eval(lo), nil
+				conv, _ := eval(lo) // checked by ok
+				return lo, conv, nil
 			}
 			hi, lo = lo, lo/2
 		}
 	} else {
 		lo = hi
-		for !ok(hi) {
+		for !ok(hi) { // at most ~1000 doublings: it stops above 1e300
 			if hi > 1e300 {
-				return 0, RDPConversion{}, fmt.Errorf("%w: no noise multiplier reaches ε = %v", ErrInvalid, eps)
+				return 0, RDPConversion{}, fmt.Errorf("%w: no noise multiplier σ ≤ 1e300 reaches ε = %v at δ = %v "+
+					"(q = %v, T = %d)", ErrInvalid, eps, delta, q, steps)
 			}
 			lo, hi = hi, 2*hi
 		}
@@ -224,7 +254,8 @@ func SubsampledGaussianSigma(q float64, steps int, eps, delta float64, opts *SGM
 			lo = mid
 		}
 	}
-	return hi, eval(hi), nil
+	conv, err := eval(hi) // checked by ok
+	return hi, conv, err
 }
 
 func checkTargetEps(eps float64) error {

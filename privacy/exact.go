@@ -84,30 +84,57 @@ func fixedDown(v *big.Int) float64 {
 }
 
 // fixedSqrtUp returns the smallest float64 s ≥ 0 with s² ≥ v·2^−fixedBits.
+// The start is the square root to 128 bits (within an ulp), so each
+// correction loop takes at most a couple of steps; they are bounded by
+// maxUlpSteps, and if the bound were ever hit the result is moved to the
+// safe side (+Inf) rather than returned unverified.
 func fixedSqrtUp(v *big.Int) float64 {
-	s := math.Sqrt(fixedUp(v))
-	for s > 0 && !math.IsInf(s, 1) && fixedSquare(math.Nextafter(s, 0)).Cmp(v) >= 0 {
+	s := sqrtNear(fixedFloat(v))
+	for i := 0; i < maxUlpSteps && s > 0 && !math.IsInf(s, 1) && fixedSquare(math.Nextafter(s, 0)).Cmp(v) >= 0; i++ {
 		s = math.Nextafter(s, 0)
 	}
-	for !math.IsInf(s, 1) && fixedSquare(s).Cmp(v) < 0 {
+	for i := 0; !math.IsInf(s, 1) && fixedSquare(s).Cmp(v) < 0; i++ {
+		if i == maxUlpSteps {
+			return math.Inf(1)
+		}
 		s = math.Nextafter(s, math.Inf(1))
 	}
 	return s
 }
 
-// fixedSqrtDown returns the largest float64 s ≥ 0 with s² ≤ v·2^−fixedBits.
+// fixedSqrtDown returns the largest float64 s ≥ 0 with s² ≤ v·2^−fixedBits
+// (bounded like fixedSqrtUp; the safe side is 0).
 func fixedSqrtDown(v *big.Int) float64 {
-	s := math.Sqrt(fixedDown(v))
-	for s > 0 && fixedSquare(s).Cmp(v) > 0 {
+	s := sqrtNear(fixedFloat(v))
+	for i := 0; s > 0 && fixedSquare(s).Cmp(v) > 0; i++ {
+		if i == maxUlpSteps {
+			return 0
+		}
 		s = math.Nextafter(s, 0)
 	}
-	for !math.IsInf(s, 1) {
+	for range maxUlpSteps {
+		if math.IsInf(s, 1) {
+			break
+		}
 		n := math.Nextafter(s, math.Inf(1))
 		if math.IsInf(n, 1) || fixedSquare(n).Cmp(v) > 0 {
 			break
 		}
 		s = n
 	}
+	return s
+}
+
+// maxUlpSteps bounds the ulp-by-ulp corrections after a square root that is
+// already within about one ulp.
+const maxUlpSteps = 64
+
+// sqrtNear returns the float64 nearest to √x rounded from 128 bits (within
+// an ulp of √x), for any x ≥ 0, including values far below the float64
+// range such as squares of subnormals (math.Sqrt of x rounded to float64
+// first would start billions of ulps away there).
+func sqrtNear(x *big.Float) float64 {
+	s, _ := new(big.Float).SetPrec(128).Sqrt(x).Float64()
 	return s
 }
 
@@ -160,13 +187,17 @@ func floatUp(r *big.Rat) float64 {
 	return f
 }
 
-// sqrtUp returns the smallest float64 s ≥ 0 with s² ≥ r (r ≥ 0).
+// sqrtUp returns the smallest float64 s ≥ 0 with s² ≥ r (r ≥ 0), or +Inf
+// when that exceeds the float64 range (bounded like fixedSqrtUp).
 func sqrtUp(r *big.Rat) float64 {
-	s := math.Sqrt(floatUp(r))
-	for s > 0 && !math.IsInf(s, 1) && ratSquare(math.Nextafter(s, 0)).Cmp(r) >= 0 {
+	s := sqrtNear(new(big.Float).SetPrec(256).SetRat(r))
+	for i := 0; i < maxUlpSteps && s > 0 && !math.IsInf(s, 1) && ratSquare(math.Nextafter(s, 0)).Cmp(r) >= 0; i++ {
 		s = math.Nextafter(s, 0)
 	}
-	for !math.IsInf(s, 1) && ratSquare(s).Cmp(r) < 0 {
+	for i := 0; !math.IsInf(s, 1) && ratSquare(s).Cmp(r) < 0; i++ {
+		if i == maxUlpSteps {
+			return math.Inf(1)
+		}
 		s = math.Nextafter(s, math.Inf(1))
 	}
 	return s

@@ -138,3 +138,18 @@ func millsSeries(x float64) float64 {
 	u := 1 / (x * x)
 	return 1 + u*(-1+u*(3+u*(-15+u*(105+u*(-945+u*10395)))))
 }
+
+// logSub returns ln x for x ≥ 0, subnormal x included. math.Log is not
+// accurate below the normal range on every platform (with Go 1.26 on amd64 it
+// returns about −709.09 for every x < 2⁻¹⁰²², where ln 5e-324 = −744.44): a
+// target ln δ computed that way would be too high, the unsafe direction.
+// A subnormal x is scaled into the normal range exactly (x·2⁶⁴) first, and
+// the result, within about 1e-13 of ln x, is lowered by 2⁻⁴⁰ so that it is
+// never above ln x (the safe side for a target ln δ; callers that need an
+// upper bound add their own margin).
+func logSub(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p64) - 64*math.Ln2 - 0x1p-40
+	}
+	return math.Log(x)
+}

@@ -90,7 +90,7 @@ func (c RDPCurve) convert(delta float64, method string, f func(a, e, lnDelta flo
 	if err := checkDelta(delta); err != nil {
 		return RDPConversion{}, err
 	}
-	lnDelta := math.Log(delta)
+	lnDelta := logSub(delta)
 	best := RDPConversion{Epsilon: math.Inf(1), Method: method, Order: math.NaN()}
 	minA, maxA := math.Inf(1), math.Inf(-1)
 	for i, a := range c.Orders {

@@ -56,7 +56,8 @@ const crvzTerms = 32
 // Gaussian mechanism with sampling rate q ∈ [0, 1] and noise multiplier σ ≥ 0
 // (noise standard deviation ÷ L2 sensitivity), at any real order α > 1.
 // Edge cases: q = 0 gives 0; q = 1 gives the Gaussian α/(2σ²); σ = 0 with
-// q > 0 gives +Inf. Cost: O(α) for integer α, O(α + 32) otherwise.
+// q > 0 gives +Inf, and so does a σ so small (below about 5e-155) that ε(α)
+// leaves the float64 range. Cost: O(α) for integer α, O(α + 32) otherwise.
 func SubsampledGaussianRDP(q, sigma, alpha float64) (float64, error) {
 	if err := checkRate(q); err != nil {
 		return 0, err
@@ -107,6 +108,11 @@ func sgmRDP(q, sigma, alpha float64) float64 {
 		return math.Inf(1)
 	case q == 1:
 		return gaussianRDP(sigma, alpha)
+	case math.IsInf(1/(2*sigma*sigma), 1):
+		// σ below about 5e-155: the k = α term alone gives ε(α) ≥
+		// α/(2σ²) + α ln q/(α−1), beyond the float64 range (the sums
+		// below would be Inf − Inf). +Inf is the safe side.
+		return math.Inf(1)
 	}
 	var lnAm1, relErr float64
 	if alpha == math.Trunc(alpha) && alpha <= 1<<20 {
@@ -119,7 +125,11 @@ func sgmRDP(q, sigma, alpha float64) float64 {
 	}
 	// A − 1 ≤ exp(lnAm1)·(1 + relErr); 4 more ulps for log1p and the division.
 	lnAm1 += math.Log1p(relErr)
-	return roundUp(log1pExp(lnAm1)/(alpha-1), 4)
+	e := roundUp(log1pExp(lnAm1)/(alpha-1), 4)
+	if math.IsNaN(e) {
+		return math.Inf(1) // not known to occur; NaN would fail every check downstream
+	}
+	return e
 }
 
 // sgmLogAm1Int returns ln(A_α − 1) for integer α ≥ 2 and a bound on the

@@ -26,7 +26,8 @@ const (
 	MethodPure     = "pure"
 )
 
-// ZCDPEpsilonBS returns ε = ρ + 2√(ρ ln(1/δ)) (BS16 Prop 1.3).
+// ZCDPEpsilonBS returns ε = ρ + 2√(ρ ln(1/δ)) (BS16 Prop 1.3). ρ = +Inf, or
+// a ρ whose ε overflows float64 (ρ near MaxFloat64), gives +Inf.
 func ZCDPEpsilonBS(rho, delta float64) (float64, error) {
 	if err := checkRho(rho); err != nil {
 		return 0, err
@@ -34,13 +35,21 @@ func ZCDPEpsilonBS(rho, delta float64) (float64, error) {
 	if err := checkDelta(delta); err != nil {
 		return 0, err
 	}
+	l := lnInv(delta)
+	s := math.Sqrt(rho * l)
+	if math.IsInf(s, 1) && !math.IsInf(rho, 1) { // ρ·L overflows
+		s = math.Sqrt(rho) * math.Sqrt(l)
+	}
 	// About six faithfully rounded operations: 8 ulps up keeps ε on the safe
 	// side of the exact value (PRIVACY.md pitfall 2).
-	return roundUp(rho+2*math.Sqrt(rho*math.Log(1/delta)), 8), nil
+	return roundUp(rho+2*s, 8), nil
 }
 
 // ZCDPRhoBS inverts BS16 Prop 1.3: ρ = (√(ε + ln(1/δ)) − √(ln(1/δ)))². It is
-// computed as ε²/(√(ε+L) + √L)², which has no cancellation for small ε.
+// computed as ε²/(√(ε+L) + √L)², which has no cancellation for small ε, and
+// as (ε/(√(ε+L) + √L))² above ε = 1e150, where ε² would overflow (ρ ≈ ε
+// there: every finite ε has a finite ρ). ε = +Inf gives ρ = +Inf; a
+// subnormal ε can give ρ = 0 (ρ ≈ ε²/(4L) underflows).
 func ZCDPRhoBS(eps, delta float64) (float64, error) {
 	if err := checkEps(eps); err != nil {
 		return 0, err
@@ -48,11 +57,28 @@ func ZCDPRhoBS(eps, delta float64) (float64, error) {
 	if err := checkDelta(delta); err != nil {
 		return 0, err
 	}
-	l := math.Log(1 / delta)
+	if math.IsInf(eps, 1) {
+		return eps, nil
+	}
+	l := lnInv(delta)
 	s := math.Sqrt(eps+l) + math.Sqrt(l)
+	r := eps * eps / (s * s)
+	if eps > 1e150 {
+		r = eps / s
+		r = math.Min(r*r, eps) // ρ_BS < ε exactly; r² can round up to +Inf at ε = MaxFloat64
+	}
 	// About eight faithfully rounded operations: 8 ulps down keeps ρ on the
 	// safe side (PRIVACY.md pitfall 2).
-	return roundDown(eps*eps/(s*s), 8), nil
+	return roundDown(r, 8), nil
+}
+
+// lnInv returns ln(1/δ) for 0 < δ < 1, also where 1/δ overflows (δ below
+// 5.6e-309), where it is −ln δ rounded up (logSub rounds down).
+func lnInv(delta float64) float64 {
+	if d := 1 / delta; !math.IsInf(d, 1) {
+		return math.Log(d)
+	}
+	return -logSub(delta)
 }
 
 // ZCDPDeltaCKS returns the CKS20 (Cor 13) δ for ρ-zCDP at ε:
@@ -94,11 +120,13 @@ func logDeltaCKS(rho, eps float64) (float64, float64) {
 	// Geometric bisection while the bracket spans orders of magnitude (tiny ρ
 	// puts α* near (ε+1)/(2ρ), possibly 1e300; ρ ≫ ε puts α*−1 near 0), then
 	// linear.
+	// Each geometric step halves log(hi/lo) ≤ 1700, so 64 steps are far
+	// more than the ~11 it takes; the bound only makes termination explicit.
 	lo, hi := 0x1p-1000, math.Min((eps+1)/(2*rho)+1, 1e300)
 	if deriv(lo) >= 0 {
 		hi = lo
 	}
-	for hi > 2*lo {
+	for i := 0; i < 64 && hi > 2*lo; i++ {
 		mid := math.Sqrt(lo) * math.Sqrt(hi)
 		if deriv(mid) < 0 {
 			lo = mid
@@ -133,13 +161,15 @@ func logDeltaCKS(rho, eps float64) (float64, float64) {
 // infimum of functions affine in ε, hence concave, with slope −(α*−1)
 // (envelope theorem); safeguarded Newton steps from ε_BS (BS16 is valid, so
 // ε_BS satisfies the condition) descend monotonically to the root, and only
-// a verified ε is returned (solveValid).
+// a verified ε is returned (solveValid). The rounding guard on ε_BS is at most
+// maxSearchSteps doublings; ε_BS = +Inf, or no ε verified below +Inf, gives
+// +Inf (no finite guarantee; ZCDPEpsilon then keeps BS16's value).
 func ZCDPEpsilonCKS(rho, delta float64) (float64, error) {
 	hi, err := ZCDPEpsilonBS(rho, delta)
 	if err != nil {
 		return 0, err
 	}
-	target := math.Log(delta)
+	target := logSub(delta)
 	f := func(eps float64) (float64, float64) {
 		l, a := logDeltaCKS(rho, eps)
 		return l - target, -(a - 1)
@@ -150,11 +180,14 @@ func ZCDPEpsilonCKS(rho, delta float64) (float64, error) {
 	if math.IsInf(hi, 1) {
 		return hi, nil
 	}
-	for { // f(ε_BS) ≤ 0 in exact arithmetic; guard against rounding
+	for i := 0; ; i++ { // f(ε_BS) ≤ 0 in exact arithmetic; guard against rounding
 		if fh, _ := f(hi); fh <= 0 {
 			break
 		}
 		hi = 2*hi + 1e-300
+		if math.IsInf(hi, 1) || i == maxSearchSteps {
+			return math.Inf(1), nil
+		}
 	}
 	return solveValid(f, hi, 0), nil
 }
@@ -162,7 +195,12 @@ func ZCDPEpsilonCKS(rho, delta float64) (float64, error) {
 // ZCDPRhoCKS returns the largest ρ with δ_CKS(ρ, ε) ≤ δ. ln δ_CKS is concave
 // and increasing in ρ with slope α*(α*−1); Newton steps from ρ_BS (valid)
 // climb monotonically to the root, and only a verified ρ is returned, so ρ
-// is rounded down.
+// is rounded down. Every finite ε ≥ 0 and 0 < δ < 1 are accepted; ε = +Inf
+// gives +Inf. The searches are bounded (maxSearchSteps halvings of the
+// rounding guard and as many doublings, then 400 solver steps); where the
+// CKS20 δ cannot be evaluated closely (ε above about 1e150, where its
+// rounding bound reaches 1) the ρ verified can be far below ρ_BS, and
+// ZCDPRho keeps the larger BS16 value.
 func ZCDPRhoCKS(eps, delta float64) (float64, error) {
 	lo, err := ZCDPRhoBS(eps, delta)
 	if err != nil {
@@ -171,23 +209,35 @@ func ZCDPRhoCKS(eps, delta float64) (float64, error) {
 	if math.IsInf(eps, 1) {
 		return math.Inf(1), nil
 	}
-	target := math.Log(delta)
+	target := logSub(delta)
 	g := func(rho float64) (float64, float64) { // increasing in ρ
 		l, a := logDeltaCKS(rho, eps)
 		return l - target, a * (a - 1)
 	}
-	for { // rounding guard: ρ_BS is valid in exact arithmetic
+	// Rounding guard: ρ_BS is valid in exact arithmetic. g(0) = −Inf, so
+	// the halving ends at the latest when lo underflows to 0.
+	found := false
+	for range maxSearchSteps {
 		if gl, _ := g(lo); gl <= 0 {
+			found = true
 			break
 		}
 		lo /= 2
 	}
+	if !found {
+		lo = 0 // g(0) = −Inf
+	}
 	hi := eps + 1
-	for {
+	found = false
+	for range maxSearchSteps { // g(+Inf) = −ln δ > 0 ends it
 		if gh, _ := g(hi); gh > 0 {
+			found = true
 			break
 		}
 		lo, hi = hi, 2*hi
+	}
+	if !found {
+		return lo, nil // verified, and no larger ρ was found to fail
 	}
 	return solveValid(g, lo, hi), nil
 }
@@ -255,15 +305,19 @@ func ZCDPRho(eps, delta float64) (rho float64, method string, err error) {
 // by the Rényi filter, Feldman & Zrnic 2021; PRIVACY.md §2.6).
 // The sum is formed exactly and rounded up.
 func ZCDPCompose(rhos ...float64) (float64, error) {
-	s := new(big.Int)
+	s, inf := new(big.Int), false
 	for i, r := range rhos {
 		if err := checkRho(r); err != nil {
 			return 0, fmt.Errorf("component %d: %w", i, err)
 		}
 		if math.IsInf(r, 1) {
-			return math.Inf(1), nil
+			inf = true // the sum is +Inf, once every component is checked
+			continue
 		}
 		s.Add(s, fixedOf(r))
+	}
+	if inf {
+		return math.Inf(1), nil
 	}
 	return fixedUp(s), nil
 }
