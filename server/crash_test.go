@@ -258,5 +258,5 @@ func openReader(db string) (store.Store, error) {
 	if strings.HasPrefix(db, "postgres://") {
 		return postgres.OpenReader(context.Background(), db)
 	}
-	return sqlite.Open(context.Background(), db)
+	return sqlite.OpenReader(context.Background(), db)
 }

@@ -30,6 +30,26 @@ var ErrNotFound = errors.New("not found")
 // and CreateKey on a duplicate id. Commit then writes nothing.
 var ErrConflict = errors.New("conflict")
 
+// ErrLockLost is returned (wrapped) by every write once the store has lost
+// its exclusive hold on the database (another process may own it now). A
+// write that fails with it did not land: the check runs inside the write's
+// transaction. The server must stop writing; see [Exclusive].
+var ErrLockLost = errors.New("the store lost its exclusive lock on the database")
+
+// ErrLocked is returned (wrapped) by an implementation's Open when another
+// process holds the database's exclusive lock.
+var ErrLocked = errors.New("the database is in use by another process")
+
+// Exclusive is implemented by stores that hold an exclusive lock on their
+// database for their lifetime, so that no second server writes to it.
+// Lost is closed when the store finds the lock lost (within about a second
+// for PostgreSQL, whose lock lives in a database session that can be
+// terminated); LostErr then says why. A store never regains a lost lock.
+type Exclusive interface {
+	Lost() <-chan struct{}
+	LostErr() error
+}
+
 // Role is what an API key may do.
 type Role string
 
@@ -134,6 +154,9 @@ type Store interface {
 	// lists every key.
 	CreateKey(ctx context.Context, k Key) error
 	Keys(ctx context.Context) ([]Key, error)
+	// DeleteKey durably deletes a key by id (ErrNotFound when there is
+	// none): the revocation of a leaked key.
+	DeleteKey(ctx context.Context, id string) error
 
 	// CreateExperiment stores an experiment with its initial state in one
 	// transaction (ErrConflict on a duplicate id). Experiments lists them in
@@ -143,6 +166,10 @@ type Store interface {
 	Experiment(ctx context.Context, id string) (Experiment, error)
 	// LoadState returns an experiment's state (ErrNotFound).
 	LoadState(ctx context.Context, id string) (State, error)
+	// DeleteExperiment durably deletes an experiment with its state, its
+	// decisions and its rewards, in one transaction (ErrNotFound when there
+	// is none), and removes its id from every client key's scope.
+	DeleteExperiment(ctx context.Context, id string) error
 
 	// Decision and Reward look up one event (ErrNotFound).
 	Decision(ctx context.Context, experiment, eventID string) (Decision, error)

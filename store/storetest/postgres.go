@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -56,4 +58,58 @@ func PostgresSchema(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// PostgresLockHolder returns the backend pid of the database session that
+// holds the one-server lock of dsn's schema (the advisory lock that
+// postgres.Open takes), or 0 when no session holds it.
+func PostgresLockHolder(t testing.TB, dsn string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var pid int
+	err = conn.QueryRow(ctx, `SELECT pid FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('dpbandit:' || current_schema(), 0)`).Scan(&pid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// TerminatePostgresLock ends the session that holds the one-server lock of
+// dsn's schema (pg_terminate_backend, as an administrator, an idle-session
+// timeout or a network cut would) and waits until PostgreSQL has freed the
+// lock. It returns the terminated backend's pid.
+func TerminatePostgresLock(t testing.TB, dsn string) int {
+	t.Helper()
+	pid := PostgresLockHolder(t, dsn)
+	if pid == 0 {
+		t.Fatal("no session holds the dpbandit lock of this schema")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ok, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); PostgresLockHolder(t, dsn) == pid; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminated session %d still holds the lock after 5 s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return pid
 }

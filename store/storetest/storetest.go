@@ -83,6 +83,167 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 		}
 	})
 
+	t.Run("Exclusive", func(t *testing.T) {
+		// A store that holds an exclusive lock on its database has not
+		// lost it when nothing took it away.
+		s := fresh(t)
+		ex, ok := s.(store.Exclusive)
+		if !ok {
+			t.Skip("the store holds no exclusive lock")
+		}
+		mkExp(t, s, "e1")
+		select {
+		case <-ex.Lost():
+			t.Errorf("Lost is closed on a fresh store: %v", ex.LostErr())
+		default:
+		}
+		if err := ex.LostErr(); err != nil {
+			t.Errorf("LostErr = %v on a fresh store", err)
+		}
+	})
+
+	t.Run("DeleteKey", func(t *testing.T) {
+		s := fresh(t)
+		for i, id := range []string{"k1", "k2"} {
+			k := store.Key{ID: id, Hash: bytes.Repeat([]byte{byte(i + 1)}, 32), Role: store.RoleClient, Experiments: []string{"a"}, CreatedAt: now}
+			if err := s.CreateKey(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.DeleteKey(ctx, "k1"); err != nil {
+			t.Fatalf("DeleteKey(k1): %v", err)
+		}
+		if ks, err := s.Keys(ctx); err != nil || len(ks) != 1 || ks[0].ID != "k2" {
+			t.Errorf("Keys after deleting k1 = %+v, %v; want k2 only", ks, err)
+		}
+		for _, id := range []string{"k1", "nope"} {
+			if err := s.DeleteKey(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("DeleteKey(%s): err = %v, want ErrNotFound", id, err)
+			}
+		}
+		// The id and the hash are free again: the key is gone, not hidden.
+		if err := s.CreateKey(ctx, store.Key{ID: "k1", Hash: bytes.Repeat([]byte{1}, 32), Role: store.RoleAdmin, CreatedAt: now}); err != nil {
+			t.Errorf("re-creating a deleted key: %v", err)
+		}
+	})
+
+	t.Run("DeleteExperiment", func(t *testing.T) {
+		s := fresh(t)
+		for _, id := range []string{"e1", "e2", "e3"} {
+			mkExp(t, s, id)
+		}
+		b := &store.Batch{States: map[string]store.State{}}
+		for _, e := range []string{"e1", "e2"} {
+			for i := int64(1); i <= 3; i++ {
+				b.Decisions = append(b.Decisions, store.Decision{Experiment: e, EventID: fmt.Sprint("ev", i), Seq: i, Arm: int(i % 2), CreatedAt: now, Features: []float64{float64(i)}})
+				if i < 3 {
+					b.Rewards = append(b.Rewards, store.Reward{Experiment: e, EventID: fmt.Sprint("ev", i), Seq: i, Value: 0.5, CreatedAt: now})
+				}
+			}
+			b.States[e] = store.State{Policy: []byte("p-" + e), Engine: []byte("e-" + e), DecisionSeq: 3, RewardSeq: 2, AppliedSeq: 2, Version: 1}
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		keys := []store.Key{
+			{ID: "c1", Hash: bytes.Repeat([]byte{1}, 32), Role: store.RoleClient, Experiments: []string{"e1", "e2", "e1"}, CreatedAt: now},
+			{ID: "c2", Hash: bytes.Repeat([]byte{2}, 32), Role: store.RoleClient, Experiments: []string{"e1"}, CreatedAt: now.Add(time.Second)},
+			{ID: "c3", Hash: bytes.Repeat([]byte{3}, 32), Role: store.RoleClient, Experiments: []string{"e3", "e2"}, CreatedAt: now.Add(2 * time.Second)},
+			{ID: "ad", Hash: bytes.Repeat([]byte{4}, 32), Role: store.RoleAdmin, CreatedAt: now.Add(3 * time.Second)},
+		}
+		for _, k := range keys {
+			if err := s.CreateKey(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.DeleteExperiment(ctx, "e1"); err != nil {
+			t.Fatalf("DeleteExperiment(e1): %v", err)
+		}
+		if _, err := s.Experiment(ctx, "e1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Experiment(e1) after the delete: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.LoadState(ctx, "e1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("LoadState(e1) after the delete: err = %v, want ErrNotFound", err)
+		}
+		for i := 1; i <= 3; i++ {
+			if _, err := s.Decision(ctx, "e1", fmt.Sprint("ev", i)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Decision(e1, ev%d) after the delete: err = %v, want ErrNotFound", i, err)
+			}
+			if _, err := s.Reward(ctx, "e1", fmt.Sprint("ev", i)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Reward(e1, ev%d) after the delete: err = %v, want ErrNotFound", i, err)
+			}
+		}
+		if nd, nr, err := s.Counts(ctx, "e1"); err != nil || nd != 0 || nr != 0 {
+			t.Errorf("Counts(e1) after the delete = %d, %d, %v; want 0, 0", nd, nr, err)
+		}
+		if jr, err := s.RewardsAfter(ctx, "e1", 0); err != nil || len(jr) != 0 {
+			t.Errorf("RewardsAfter(e1) after the delete = %+v, %v", jr, err)
+		}
+		// The other experiments are untouched.
+		es, err := s.Experiments(ctx)
+		var ids []string
+		for _, e := range es {
+			ids = append(ids, e.ID)
+		}
+		if err != nil || fmt.Sprint(ids) != "[e2 e3]" {
+			t.Errorf("Experiments after deleting e1 = %v, %v; want [e2 e3]", ids, err)
+		}
+		if st, err := s.LoadState(ctx, "e2"); err != nil || string(st.Policy) != "p-e2" || st.DecisionSeq != 3 {
+			t.Errorf("LoadState(e2) = %+v, %v", st, err)
+		}
+		if nd, nr, err := s.Counts(ctx, "e2"); err != nil || nd != 3 || nr != 2 {
+			t.Errorf("Counts(e2) = %d, %d, %v; want 3, 2", nd, nr, err)
+		}
+		if d, err := s.Decision(ctx, "e2", "ev2"); err != nil || d.Seq != 2 || fmt.Sprint(d.Features) != "[2]" {
+			t.Errorf("Decision(e2, ev2) = %+v, %v", d, err)
+		}
+		if st, err := s.LoadState(ctx, "e3"); err != nil || string(st.Policy) != "p0" {
+			t.Errorf("LoadState(e3) = %+v, %v", st, err)
+		}
+		// Its id is out of every key's scope; the rest of each scope stays.
+		ks, err := s.Keys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scope := map[string]string{}
+		for _, k := range ks {
+			scope[k.ID] = fmt.Sprint(k.Experiments)
+		}
+		if want := map[string]string{"c1": "[e2]", "c2": "[]", "c3": "[e3 e2]", "ad": "[]"}; fmt.Sprint(scope) != fmt.Sprint(want) {
+			t.Errorf("key scopes after deleting e1 = %v, want %v", scope, want)
+		}
+		if err := s.DeleteExperiment(ctx, "e1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("DeleteExperiment(e1) again: err = %v, want ErrNotFound", err)
+		}
+		if err := s.DeleteExperiment(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("DeleteExperiment(nope): err = %v, want ErrNotFound", err)
+		}
+		// A new experiment may take the deleted one's id, with fresh logs.
+		mkExp(t, s, "e1")
+		if nd, nr, err := s.Counts(ctx, "e1"); err != nil || nd != 0 || nr != 0 {
+			t.Errorf("Counts of a re-created e1 = %d, %d, %v; want 0, 0", nd, nr, err)
+		}
+		if err := s.Commit(ctx, &store.Batch{Decisions: []store.Decision{{Experiment: "e1", EventID: "ev1", Seq: 1, CreatedAt: now}}}); err != nil {
+			t.Errorf("a decision of the re-created e1 with a deleted event id: %v", err)
+		}
+		es, _ = s.Experiments(ctx)
+		if len(es) != 3 || es[2].ID != "e1" {
+			t.Errorf("Experiments after re-creating e1 = %+v; want it last", es)
+		}
+		// A commit to a deleted experiment writes nothing.
+		if err := s.DeleteExperiment(ctx, "e3"); err != nil {
+			t.Fatal(err)
+		}
+		err = s.Commit(ctx, &store.Batch{Decisions: []store.Decision{{Experiment: "e2", EventID: "ev9", Seq: 9, CreatedAt: now}},
+			States: map[string]store.State{"e3": {Policy: []byte("late"), Version: 2}}})
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("commit naming the deleted e3: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Decision(ctx, "e2", "ev9"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a commit naming a deleted experiment landed in part: %v", err)
+		}
+	})
+
 	t.Run("Experiments", func(t *testing.T) {
 		s := fresh(t)
 		if _, err := s.Experiment(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
@@ -364,6 +525,18 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 			if err := s.SetMeta(ctx, "admin", []byte("h")); err != nil {
 				t.Fatal(err)
 			}
+			mkExp(t, s, "gone")
+			for i, id := range []string{"kgone", "kkept"} {
+				if err := s.CreateKey(ctx, store.Key{ID: id, Hash: bytes.Repeat([]byte{byte(i + 7)}, 32), Role: store.RoleClient, Experiments: []string{"gone", "e1"}, CreatedAt: now}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.DeleteKey(ctx, "kgone"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteExperiment(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
 			b := &store.Batch{Decisions: []store.Decision{{Experiment: "e1", EventID: "a", Seq: 1, CreatedAt: now}},
 				Rewards: []store.Reward{{Experiment: "e1", EventID: "a", Seq: 1, Value: 0.5, Default: true, CreatedAt: now}},
 				States:  map[string]store.State{"e1": {Policy: []byte("p9"), Engine: []byte("e9"), DecisionSeq: 1, RewardSeq: 1, AppliedSeq: 1, Version: 3}}}
@@ -381,6 +554,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 			}
 			if v, err := s.Meta(ctx, "admin"); err != nil || string(v) != "h" {
 				t.Errorf("after reopen Meta = %q, %v", v, err)
+			}
+			if _, err := s.Experiment(ctx, "gone"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("after reopen a deleted experiment: %v; want ErrNotFound", err)
+			}
+			if ks, err := s.Keys(ctx); err != nil || len(ks) != 1 || ks[0].ID != "kkept" || fmt.Sprint(ks[0].Experiments) != "[e1]" {
+				t.Errorf("after reopen Keys = %+v, %v; want kkept with scope [e1]", ks, err)
 			}
 		})
 	}

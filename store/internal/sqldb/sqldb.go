@@ -41,10 +41,20 @@ type Dialect struct {
 // reads (the same pool on PostgreSQL; SQLite has one writer connection and
 // a read pool). Prepared, when set, returns a statement prepared on W for a
 // multi-row INSERT, or nil (then the SQL is sent as is).
+//
+// Guard and Fence keep a store that lost its exclusive hold on the database
+// from writing (store.ErrLockLost); both are nil on SQLite, whose OS file
+// lock cannot be lost. Guard, when set, runs before every write starts: an
+// error refuses the write at once, before any transaction. Fence, when set,
+// runs first inside every write transaction (Commit, CreateExperiment,
+// CreateKey, DeleteKey, DeleteExperiment, SetMeta, PurgeRewards and each
+// migration): an error aborts the transaction, so nothing of it lands.
 type DB struct {
 	W, R     *sql.DB
 	D        Dialect
 	Prepared func(q string) *sql.Stmt
+	Guard    func() error
+	Fence    func(ctx context.Context, tx *sql.Tx) error
 
 	inserts   sync.Map // insertKey → SQL text (built once per size)
 	rewritten sync.Map // query → its SQLite form (q)
@@ -127,6 +137,49 @@ func features(x []float64) any {
 	return store.EncodeFeatures(x)
 }
 
+// begin starts a write transaction on W: Guard first, then Fence inside it.
+func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
+	if db.Guard != nil {
+		if err := db.Guard(); err != nil {
+			return nil, err
+		}
+	}
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if db.Fence != nil {
+		if err := db.Fence(ctx, tx); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
+}
+
+// exec runs one write statement: in a fenced transaction when there is a
+// Fence, else on its own (SQLite: one implicit transaction, as before).
+func (db *DB) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if db.Fence == nil {
+		if db.Guard != nil {
+			if err := db.Guard(); err != nil {
+				return nil, err
+			}
+		}
+		return db.W.ExecContext(ctx, q, args...)
+	}
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return res, tx.Commit()
+}
+
 // Meta implements store.Store.
 func (db *DB) Meta(ctx context.Context, name string) ([]byte, error) {
 	var v []byte
@@ -139,7 +192,7 @@ func (db *DB) Meta(ctx context.Context, name string) ([]byte, error) {
 
 // SetMeta implements store.Store.
 func (db *DB) SetMeta(ctx context.Context, name string, value []byte) error {
-	_, err := db.W.ExecContext(ctx, db.q("INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value"), name, nonNilBytes(value))
+	_, err := db.exec(ctx, db.q("INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value"), name, nonNilBytes(value))
 	return err
 }
 
@@ -149,7 +202,7 @@ func (db *DB) CreateKey(ctx context.Context, k store.Key) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.W.ExecContext(ctx, db.q("INSERT INTO api_keys (id, hash, role, experiments, created_at) VALUES ($1, $2, $3, $4, $5)"),
+	_, err = db.exec(ctx, db.q("INSERT INTO api_keys (id, hash, role, experiments, created_at) VALUES ($1, $2, $3, $4, $5)"),
 		k.ID, k.Hash, string(k.Role), string(exps), ms(k.CreatedAt))
 	if db.D.IsUnique(err) {
 		return conflict("api key " + k.ID)
@@ -185,9 +238,23 @@ func (db *DB) Keys(ctx context.Context) ([]store.Key, error) {
 	return out, rows.Err()
 }
 
+// DeleteKey implements store.Store.
+func (db *DB) DeleteKey(ctx context.Context, id string) error {
+	res, err := db.exec(ctx, db.q("DELETE FROM api_keys WHERE id = $1"), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return notFound("api key " + id)
+	}
+	return nil
+}
+
 // CreateExperiment implements store.Store.
 func (db *DB) CreateExperiment(ctx context.Context, e store.Experiment, st store.State) error {
-	tx, err := db.W.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -261,6 +328,86 @@ func (db *DB) LoadState(ctx context.Context, id string) (store.State, error) {
 	return st, err
 }
 
+// DeleteExperiment implements store.Store: one transaction deletes the
+// experiment's rewards, decisions and state (the rows that reference it:
+// their foreign keys have no ON DELETE action, so the children go first),
+// takes its id out of every key's scope, and deletes the experiment.
+func (db *DB) DeleteExperiment(ctx context.Context, id string) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var one int
+	if err := tx.QueryRowContext(ctx, db.q("SELECT 1 FROM experiments WHERE id = $1"), id).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("experiment " + id)
+		}
+		return err
+	}
+	for _, q := range []string{
+		"DELETE FROM rewards WHERE experiment = $1",
+		"DELETE FROM decisions WHERE experiment = $1",
+		"DELETE FROM states WHERE experiment = $1",
+	} {
+		if _, err := tx.ExecContext(ctx, db.q(q), id); err != nil {
+			return err
+		}
+	}
+	if err := db.unscope(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, db.q("DELETE FROM experiments WHERE id = $1"), id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// unscope removes experiment id from every key's experiments list, in tx.
+func (db *DB) unscope(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, experiments FROM api_keys")
+	if err != nil {
+		return err
+	}
+	type change struct{ key, exps string }
+	var changes []change
+	for rows.Next() {
+		var key, raw string
+		if err := rows.Scan(&key, &raw); err != nil {
+			rows.Close()
+			return err
+		}
+		var exps []string
+		if err := json.Unmarshal([]byte(raw), &exps); err != nil {
+			rows.Close()
+			return fmt.Errorf("api key %s: experiments: %w", key, err)
+		}
+		kept := slices.DeleteFunc(slices.Clone(exps), func(e string) bool { return e == id })
+		if len(kept) == len(exps) {
+			continue
+		}
+		b, err := json.Marshal(nonNil(kept))
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		changes = append(changes, change{key, string(b)})
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if _, err := tx.ExecContext(ctx, db.q("UPDATE api_keys SET experiments = $1 WHERE id = $2"), c.exps, c.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Decision implements store.Store.
 func (db *DB) Decision(ctx context.Context, exp, ev string) (store.Decision, error) {
 	d := store.Decision{Experiment: exp, EventID: ev}
@@ -304,7 +451,7 @@ func (db *DB) PurgeRewards(ctx context.Context, exp string, after, upTo int64) (
 	if upTo <= after {
 		return 0, nil
 	}
-	res, err := db.W.ExecContext(ctx, db.q("UPDATE rewards SET value = NULL WHERE experiment = $1 AND seq > $2 AND seq <= $3 AND value IS NOT NULL"), exp, after, upTo)
+	res, err := db.exec(ctx, db.q("UPDATE rewards SET value = NULL WHERE experiment = $1 AND seq > $2 AND seq <= $3 AND value IS NOT NULL"), exp, after, upTo)
 	if err != nil {
 		return 0, err
 	}
@@ -470,7 +617,7 @@ func (db *DB) Commit(ctx context.Context, b *store.Batch) error {
 	if b.Empty() {
 		return nil
 	}
-	tx, err := db.W.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -526,8 +673,9 @@ func (db *DB) Commit(ctx context.Context, b *store.Batch) error {
 
 // Migrate applies the migrations in fsys (migrations/NNNN_*.sql, in name
 // order; version v is the v-th file) that are newer than the database's
-// version have, each in its own transaction on W, together with
-// setVersion(tx, v). A database newer than the binary is refused.
+// version have, each in its own (guarded and fenced) transaction on W,
+// together with setVersion(tx, v). A database newer than the binary is
+// refused.
 func (db *DB) Migrate(ctx context.Context, fsys fs.FS, have int, setVersion func(ctx context.Context, tx *sql.Tx, v int) error) error {
 	names, err := fs.Glob(fsys, "migrations/*.sql")
 	if err != nil {
@@ -546,9 +694,9 @@ func (db *DB) Migrate(ctx context.Context, fsys fs.FS, have int, setVersion func
 		if err != nil {
 			return err
 		}
-		tx, err := db.W.BeginTx(ctx, nil)
+		tx, err := db.begin(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("migration %s: %w", name, err)
 		}
 		// One file holds several statements: both drivers run them all
 		// when there are no arguments.
