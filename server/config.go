@@ -13,7 +13,6 @@ import (
 	"github.com/dpbandit/dpbandit/api"
 	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/privacy"
-	"github.com/dpbandit/dpbandit/sim"
 )
 
 // Accounting says how an experiment's budget is enforced.
@@ -306,7 +305,7 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 	if c.Report, err = rep.At(b.Delta); err != nil {
 		return nil, badf("privacy report of %s at δ=%g: %v", c.Policy, b.Delta, err)
 	}
-	ach, err := sim.Achieved(rep, target, b.Delta)
+	ach, err := bandit.Achieved(rep, target, b.Delta)
 	if err != nil {
 		return nil, badf("comparing %s's privacy with the budget: %v", c.Policy, err)
 	}

@@ -169,16 +169,6 @@ func openStoreNoCleanup(t testing.TB, path string) *sqliteStore {
 	return s
 }
 
-func TestOpenAPICopyInSync(t *testing.T) {
-	canon, err := os.ReadFile("../api/openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(canon, openapiYAML) {
-		t.Error("server/openapi.yaml differs from api/openapi.yaml: run `go generate ./server`")
-	}
-}
-
 func TestSpecValidation(t *testing.T) {
 	e := env(t)
 	for body, want := range map[string]string{

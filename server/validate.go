@@ -1,29 +1,24 @@
 package server
 
-//go:generate cp ../api/openapi.yaml openapi.yaml
-
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
+	"github.com/dpbandit/dpbandit/api"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
 
-// openapiYAML is the API contract. The canonical file is api/openapi.yaml;
-// this package embeds a copy (go generate refreshes it, and
-// TestOpenAPICopyInSync fails when they differ).
-//
-//go:embed openapi.yaml
-var openapiYAML []byte
+// openapiYAML is the API contract, api/openapi.yaml (embedded by package
+// api: the one copy).
+var openapiYAML = api.OpenAPI
 
 // validator checks requests against the OpenAPI document with kin-openapi.
 type validator struct {

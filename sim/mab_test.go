@@ -51,7 +51,7 @@ func TestEqualBudgetMab(t *testing.T) {
 				if len(en.Calibrated) == 0 {
 					t.Errorf("%s: nothing calibrated", en.Name)
 				}
-				a, err := Achieved(en.Report, target, p.Spec.Delta)
+				a, err := bandit.Achieved(en.Report, target, p.Spec.Delta)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,7 +62,7 @@ func TestEqualBudgetMab(t *testing.T) {
 				// (the paper's values used for calibration are valid bounds).
 				cert := target
 				cert.Basis = bandit.BasisCertified
-				if c, _ := Achieved(en.Report, cert, p.Spec.Delta); !c.Meets {
+				if c, _ := bandit.Achieved(en.Report, cert, p.Spec.Delta); !c.Meets {
 					t.Errorf("%s: certified %s exceeds the budget", en.Name, c)
 				}
 				// And the calibration is not wasteful: on its basis the value is

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -262,7 +261,7 @@ func (p *Plan) entry(d bandit.Descriptor, sp bandit.Spec, cp bandit.Params, note
 	}
 	st.Params = params
 	if t := p.Spec.Budget; t != nil && cp != nil {
-		a, err := Achieved(rep, *t, p.Spec.Delta)
+		a, err := bandit.Achieved(rep, *t, p.Spec.Delta)
 		if err != nil {
 			return Entry{}, fmt.Errorf("privacy report of %s: %w", run, err)
 		}
@@ -272,7 +271,7 @@ func (p *Plan) entry(d bandit.Descriptor, sp bandit.Spec, cp bandit.Params, note
 		}
 		note = appendNote(note, "calibrated: "+a.String())
 	} else if t != nil && rep.Private() {
-		a, err := Achieved(rep, *t, p.Spec.Delta)
+		a, err := bandit.Achieved(rep, *t, p.Spec.Delta)
 		if err != nil {
 			return Entry{}, fmt.Errorf("privacy report of %s: %w", run, err)
 		}
@@ -302,61 +301,6 @@ func appendNote(note, s string) string {
 		return s
 	}
 	return note + "; " + s
-}
-
-// Achievement says how a report compares with a budget.
-type Achievement struct {
-	Basis  string  // "paper" or "certified": the value compared
-	Notion string  // "epsilon" (at the target's δ) or "gdp"
-	Value  float64 // the policy's value
-	Target float64 // the budget's value in the same notion
-	Meets  bool    // Value ≤ Target (relative tolerance 1e-9)
-}
-
-func (a Achievement) String() string {
-	sym := "ε"
-	if a.Notion == "gdp" {
-		sym = "μ"
-	}
-	rel := "≤"
-	if !a.Meets {
-		rel = ">"
-	}
-	return fmt.Sprintf("%s %s = %s %s %s", a.Basis, sym, report.Num(a.Value, 6), rel, report.Num(a.Target, 6))
-}
-
-// Achieved compares a policy's report with a budget on the budget's basis:
-// the paper's value when the basis is "paper" and the paper's value is
-// present and valid, else the certified value. An (ε, δ) budget compares ε
-// at δ; a μ-GDP budget compares μ when the guarantee is GDP, else ε at the
-// budget's δ (or delta, when the budget has none) against μ-GDP's ε.
-func Achieved(rep privacy.Report, t bandit.Target, delta float64) (Achievement, error) {
-	g, basis := rep.Certified, bandit.BasisCertified
-	if t.Basis == bandit.BasisPaper && rep.Paper != nil && rep.PaperValid {
-		g, basis = *rep.Paper, bandit.BasisPaper
-	}
-	a := Achievement{Basis: basis}
-	d := t.Delta
-	if d == 0 {
-		d = delta
-	}
-	if t.Mu > 0 && g.Notion == privacy.NotionGDP {
-		a.Notion, a.Value, a.Target = "gdp", g.Value, t.Mu
-	} else {
-		eps, _, err := g.Epsilon(d)
-		if err != nil {
-			return a, err
-		}
-		target := t.Epsilon
-		if t.Mu > 0 {
-			if target, err = privacy.GDPEpsilon(t.Mu, d); err != nil {
-				return a, err
-			}
-		}
-		a.Notion, a.Value, a.Target = "epsilon", eps, target
-	}
-	a.Meets = a.Value <= a.Target*(1+1e-9) && !math.IsNaN(a.Value)
-	return a, nil
 }
 
 // Describe writes what the plan will run: one line per entry with its

@@ -311,7 +311,7 @@ func TestEqualBudgetFake(t *testing.T) {
 				}
 				continue
 			}
-			a, err := Achieved(en.Report, *spec.Budget, p.Spec.Delta)
+			a, err := bandit.Achieved(en.Report, *spec.Budget, p.Spec.Delta)
 			if err != nil {
 				t.Fatal(err)
 			}

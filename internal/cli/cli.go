@@ -67,6 +67,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}()
 		ctx, err := parser.Parse(args)
 		if err != nil {
+			printUsageIfIncomplete(parser, err, stderr)
 			fmt.Fprintln(stderr, "dpbandit:", err)
 			return 2
 		}
@@ -85,6 +86,43 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 type exitPanic struct{}
+
+// printUsageIfIncomplete prints, on w, the usage of the command a parse
+// error stopped at when that command only groups subcommands and none was
+// given (`dpbandit`, `dpbandit privacy`): its subcommands with one line
+// each, so the user sees what to type next. It is an error like any other
+// incomplete command line, so Main then prints the error and exits 2 (not
+// kong's own 80 for parse errors, nor 0: the command did nothing); the usage
+// goes to stderr with it, while --help prints on stdout and exits 0.
+func printUsageIfIncomplete(parser *kong.Kong, err error, w io.Writer) {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return
+	}
+	node := pe.Context.Selected()
+	if node == nil {
+		node = parser.Model.Node
+	}
+	if node.Type != kong.ApplicationNode && node.Type != kong.CommandNode {
+		return
+	}
+	var groups bool
+	for _, c := range node.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			groups = true
+			break
+		}
+	}
+	if !groups {
+		return
+	}
+	stdout := parser.Stdout
+	parser.Stdout = w
+	defer func() { parser.Stdout = stdout }()
+	if pe.Context.PrintUsage(false) == nil {
+		fmt.Fprintln(w)
+	}
+}
 
 // usageError marks an error in the user's input (exit code 2).
 type usageError struct{ error }

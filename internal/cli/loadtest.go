@@ -26,11 +26,11 @@ import (
 )
 
 type loadtestCmd struct {
-	URL         string        `help:"Base URL of the service." default:"http://127.0.0.1:8080" placeholder:"URL"`
-	Key         string        `help:"API key: the admin key, or a client key scoped to the experiment (default $$DPBANDIT_KEY)." env:"DPBANDIT_KEY" placeholder:"KEY"`
+	URL         string        `help:"Base URL of the service (default: ${default})." default:"http://127.0.0.1:8080" placeholder:"URL"`
+	Key         string        `help:"API key: the admin key, or a client key scoped to the experiment; from the environment when not given." env:"DPBANDIT_KEY" placeholder:"KEY"`
 	Experiment  string        `help:"Experiment id to load." required:"" placeholder:"ID"`
-	Duration    time.Duration `help:"Measured time per mode (100ms..1h)." default:"10s" placeholder:"D"`
-	Concurrency int           `help:"Concurrent workers, each with one request in flight (1..4096)." default:"32" placeholder:"N"`
+	Duration    time.Duration `help:"Measured time per mode, 100ms..1h (default: ${default})." default:"10s" placeholder:"D"`
+	Concurrency int           `help:"Concurrent workers, each with one request in flight, 1..4096 (default: ${default})." default:"32" placeholder:"N"`
 	Mode        string        `help:"What to measure: ${enum}; 'all' runs decide, reward and decide+reward in turn." enum:"decide,reward,decide+reward,all" default:"all"`
 	RewardRange string        `name:"reward-range" help:"lo,hi of the rewards to post (default: the experiment's reward_range, read with GET; needed for a client key that cannot read it)." placeholder:"LO,HI"`
 	Baseline    bool          `help:"Also measure a bare net/http handler in this process with the same generator, and print decide throughput as a fraction of it."`

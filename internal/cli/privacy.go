@@ -56,10 +56,22 @@ type privacyConvertCmd struct {
 
 func (privacyConvertCmd) Help() string {
 	return `Give exactly one of --gdp and --zcdp, and exactly one of --delta and --epsilon.
+Prints a table, one name and value a line; --json prints the same as a JSON
+object.
 
-  dpbandit privacy convert --gdp 1 --delta 1e-5     → {"epsilon": 4.3772, "method": "gdp-exact"}
-  dpbandit privacy convert --gdp 1 --epsilon 1      → {"delta": 0.12694, ...}
-  dpbandit privacy convert --zcdp 0.5 --delta 1e-5  → {"epsilon": 4.7284, "method": "cks20"}
+  $ dpbandit privacy convert --gdp 1 --delta 1e-5
+  epsilon  4.377178095681233
+  method   gdp-exact
+
+  $ dpbandit privacy convert --gdp 1 --epsilon 1
+  delta   0.12693673750664475
+  method  gdp-exact
+
+  $ dpbandit privacy convert --zcdp 0.5 --delta 1e-5 --json
+  {
+    "epsilon": 4.728386984943324,
+    "method": "cks20"
+  }
 
 For a purely Gaussian mechanism use --gdp with μ = √(2ρ): it is exact and
 tighter than any zCDP conversion.`

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runPrivacyCLI runs dpbandit in-process and returns stdout, stderr and the exit code.
@@ -204,6 +205,73 @@ func TestPrivacyRNMCLI(t *testing.T) {
 		_, errs, code := runPrivacyCLI(t, c.args...)
 		if code == 0 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// TestPrivacyCLICalibrateExtremes (issue 10, item 4): `privacy calibrate`
+// at ε = 5e307 used to hang in privacy.GDPMu (gdp) and privacy.ZCDPRho
+// (zcdp). Every finite ε now has its noise (μ ≈ √(2ε), σ = Δ/μ), printed at
+// once; a σ beyond the float64 range is a one-line error with a non-zero
+// exit. Each run is bounded in time, so that a hang fails the test.
+func TestPrivacyCLICalibrateExtremes(t *testing.T) {
+	type res struct {
+		out, errs string
+		code      int
+	}
+	run := func(args ...string) res {
+		t.Helper()
+		done := make(chan res, 1)
+		go func() {
+			var r res
+			r.out, r.errs, r.code = runPrivacyCLI(t, args...)
+			done <- r
+		}()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v did not return within 10 s", args)
+		}
+		return res{}
+	}
+	for _, c := range []struct {
+		args      []string
+		key       string
+		want, tol float64
+	}{
+		{[]string{"--epsilon", "5e307", "--delta", "1e-6"}, "gdp", 1e154, 1e142},
+		{[]string{"--epsilon", "5e307", "--delta", "1e-6"}, "sigma", 1e-154, 1e-166},
+		{[]string{"--epsilon", "5e307", "--delta", "1e-6", "--notion", "zcdp"}, "rho", 5e307, 1e295},
+		{[]string{"--epsilon", "5e307", "--delta", "1e-6", "--notion", "zcdp"}, "sigma", 1e-154, 1e-166},
+		{[]string{"--epsilon", "1.7976931348623157e308", "--delta", "1e-6"}, "gdp", 1.8961503816218e154, 1e142},
+		{[]string{"--epsilon", "5e-324", "--delta", "0.5"}, "gdp", 1.3489795003921634, 1e-13},
+	} {
+		r := run(append([]string{"privacy", "calibrate", "--json"}, c.args...)...)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d, stderr %q", c.args, r.code, r.errs)
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r.out), &m); err != nil {
+			t.Fatalf("%v: %v in %q", c.args, err, r.out)
+		}
+		if v := privacyNum(t, m, c.key); math.Abs(v-c.want) > c.tol {
+			t.Errorf("%v: %s = %v, want %v", c.args, c.key, v, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epsilon", "1", "--delta", "1e-6", "--sensitivity", "1e308"}, "beyond the float64 range"},
+		{[]string{"--epsilon", "1", "--delta", "1e-6", "--sensitivity", "1e308", "--notion", "zcdp"}, "beyond the float64 range"},
+		{[]string{"--epsilon", "1e309", "--delta", "1e-6"}, "--epsilon"},
+		{[]string{"--epsilon", "NaN", "--delta", "1e-6"}, "--epsilon NaN is outside its valid range"},
+	} {
+		r := run(append([]string{"privacy", "calibrate"}, c.args...)...)
+		if r.code == 0 || !strings.Contains(r.errs, c.want) || strings.Count(strings.TrimRight(r.errs, "\n"), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line mentioning %q", c.args, r.code, r.errs, c.want)
 		}
 	}
 }
