@@ -119,3 +119,36 @@ func TestAdaPrivateCalibrateHugeEpsilon(t *testing.T) {
 		}
 	}
 }
+
+// TestZCDPBaselinesOutOfReach: the zCDP baselines' certified calibration
+// divides ρ by a factor; at ε ≥ 1e308 that used to give ρ = NaN with no
+// error. Every baseline either meets the target with a positive finite
+// parameter or says the target is out of reach.
+func TestZCDPBaselinesOutOfReach(t *testing.T) {
+	s := bandit.Setting{K: 5, Horizon: 1000, Dim: 4}
+	for _, name := range []string{"coreset-elim-dp", "jdp-linucb"} {
+		d, err := bandit.Lookup(bandit.AnyKind, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, basis := range []string{bandit.BasisCertified, bandit.BasisPaper} {
+			for _, eps := range []float64{1e308, math.MaxFloat64} {
+				var cp bandit.Params
+				adaWithin(t, fmt.Sprintf("%s.Calibrate(%g, %s)", name, eps, basis), func() {
+					cp, err = d.Calibrate(s, bandit.Target{Epsilon: eps, Delta: 1e-6, Basis: basis}, nil)
+				})
+				if err != nil {
+					continue
+				}
+				for k, v := range cp {
+					if name == "jdp-linucb" && basis == bandit.BasisPaper && k == "sigma" && v == 0 {
+						continue // the sentinel for "the paper's σ formula from epsilon and delta"
+					}
+					if math.IsNaN(v) || math.IsInf(v, 0) || (k != "epsilon" && k != "delta" && !(v > 0)) {
+						t.Errorf("%s at ε = %g (%s): %s = %v with no error", name, eps, basis, k, v)
+					}
+				}
+			}
+		}
+	}
+}

@@ -130,6 +130,11 @@ func blCalibrateZCDP(name string, t bandit.Target, certFactor float64, paperVali
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		// ρ/certFactor overflows (or underflows) at the ends of the float64
+		// range: a target no noise scale can meet here.
+		return nil, fmt.Errorf("%s: target (ε = %g, δ = %g) is out of reach: its ρ = %g is not a positive finite number (valid: ε up to about 1e300)", name, eps, delta, rho)
+	}
 	return bandit.Params{"epsilon": eps, "delta": delta, "rho": rho}, nil
 }
 
