@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/dpbandit/dpbandit/api"
@@ -49,14 +50,19 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // ExperimentSpec is the body of POST /v1/experiments.
 type ExperimentSpec struct {
-	Name string   `json:"name"`
+	// Name is 1 to 200 characters (not bytes) of UTF-8 text, not blank and
+	// without control characters.
+	Name string `json:"name"`
+	// Arms are 1 to 1000 unique names, each with the same rules as Name.
 	Arms []string `json:"arms"`
 	// Policy is a policy name, e.g. "mts-gaussian", "dp-ts-ucb", "beta-ts".
 	Policy string `json:"policy"`
 	// Horizon is the number of decisions the budget is calibrated for.
 	Horizon int64 `json:"horizon"`
-	// Budget is the privacy budget; nil (sent as null) only for
-	// non-private policies, which are then marked "not private".
+	// Budget is the privacy budget: Epsilon in (0, 1000] with Delta in
+	// (0, 1), or Mu in (0, 100] (GDP) with Delta for reporting. nil (sent as
+	// null) only for non-private policies, which are then marked "not
+	// private".
 	Budget *Budget `json:"budget"`
 	// RewardRange is [lo, hi]; rewards outside it are rejected with a 400.
 	RewardRange *[2]float64 `json:"reward_range,omitempty"`
@@ -76,9 +82,9 @@ type ExperimentSpec struct {
 	// Params are the policy's parameters; free ones are calibrated to the
 	// budget for the horizon.
 	Params map[string]float64 `json:"params,omitempty"`
-	// Dim is the feature dimension of the candidates, required for the
-	// contextual policies (adaprivate-ts, adaprivate-ucb, lints, linucb) and
-	// refused for the others.
+	// Dim is the feature dimension of the candidates, at most 128, required
+	// for the contextual policies (adaprivate-ts, adaprivate-ucb, lints,
+	// linucb) and refused for the others.
 	Dim int `json:"dim,omitempty"`
 	// FeatureNorm (contextual policies; 0: the service's default, 1) bounds
 	// the candidates: each x is used as x/max(FeatureNorm, |x|).
@@ -105,6 +111,10 @@ type Created struct {
 	// Horizon decisions) or "none" (not private).
 	Accounting string `json:"accounting"`
 	Note       string `json:"note"`
+	// Warning, when set, says in words that the budget pays for only a few
+	// decisions of the policy (fewer than 100 and fewer than the horizon),
+	// and what the experiment does after them (its OnExhausted rule).
+	Warning string `json:"warning,omitempty"`
 	// Privacy is the policy's privacy report at the budget's δ (a
 	// privacy.Statement).
 	Privacy json.RawMessage `json:"privacy"`
@@ -129,7 +139,11 @@ type Privacy struct {
 	Spent     *Amount `json:"spent"`
 	Remaining *Amount `json:"remaining"`
 	// Fraction is the part of the budget spent, in [0, 1].
-	Fraction    float64 `json:"fraction"`
+	Fraction float64 `json:"fraction"`
+	// Share is the part of the budget spent in the budget's own units
+	// (ShareUnit: "μ", or "ε at δ = …"), the number to show a user.
+	Share       float64 `json:"share"`
+	ShareUnit   string  `json:"share_unit"`
 	Exhausted   bool    `json:"exhausted"`
 	ExhaustedAt *int64  `json:"exhausted_at,omitempty"` // the first decision the filter refused
 	Reason      string  `json:"reason,omitempty"`       // why it is exhausted
@@ -159,10 +173,21 @@ type Internal struct {
 
 // Experiment is an experiment's configuration and status, as answered by
 // GET /v1/experiments/{id} and listed by GET /v1/experiments (both admin
-// only).
+// only), and by StopExperiment and ArchiveExperiment.
 type Experiment struct {
-	ID          string             `json:"id"`
-	Name        string             `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Status is the experiment's lifecycle: ExperimentActive,
+	// ExperimentStopped (StopExperiment), ExperimentArchived
+	// (ArchiveExperiment) or ExperimentUnavailable: stored, but it could not
+	// be loaded when the service started, so it is not served (Reason says
+	// why; only ID, Name, Status, Reason and CreatedAt are set, and it can
+	// be deleted). Status is empty from a service older than the lifecycle.
+	Status string `json:"status"`
+	// Reason says why an experiment is unavailable.
+	Reason string `json:"reason,omitempty"`
+	// Warning: see Created.Warning.
+	Warning     string             `json:"warning,omitempty"`
 	Arms        []string           `json:"arms"`
 	Policy      string             `json:"policy"`
 	Params      map[string]float64 `json:"params"`
@@ -314,4 +339,14 @@ func (c *Client) ListKeys(ctx context.Context) ([]Key, error) {
 		return nil, err
 	}
 	return out.Keys, nil
+}
+
+// RevokeKey revokes the client key with id Key.ID (admin key only; ListKeys
+// lists the ids). The key stops authenticating from the service's answer
+// on: its requests get 401 (IsUnauthorized), and it is deleted from the
+// store. Decisions and rewards made with it stay as they are. An unknown id
+// is a 404 (IsNotFound); the admin key is not revocable this way (restart
+// the service with --admin-key to replace it).
+func (c *Client) RevokeKey(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/keys/"+url.PathEscape(id), nil, nil)
 }

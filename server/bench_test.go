@@ -97,6 +97,7 @@ func run(b *testing.B, n int, unit string, op func(i int) error) {
 type benchEnv struct {
 	g   *loadGen
 	exp string
+	srv *Server
 }
 
 func newBenchServer(b *testing.B, opts Options) *benchEnv {
@@ -134,7 +135,7 @@ func newBenchServerOn(b *testing.B, opts Options, st store.Store) *benchEnv {
 	}
 	var m map[string]any
 	json.Unmarshal(body, &m)
-	return &benchEnv{g: g, exp: m["id"].(string)}
+	return &benchEnv{g: g, exp: m["id"].(string), srv: s}
 }
 
 // BenchmarkBare is a bare net/http handler over the same loopback, with the

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dpbandit/dpbandit/api"
 	"github.com/dpbandit/dpbandit/bandit"
@@ -83,7 +85,10 @@ type Config struct {
 	FilterBudget    float64           `json:"filter_budget"` // μ, ρ or ε
 	Report          privacy.Statement `json:"report"`        // the policy's privacy at the budget's δ, for the horizon
 	Note            string            `json:"note"`
-	CreatedAt       time.Time         `json:"created_at"`
+	// Warning, when set, says in words what will disappoint the user (a
+	// budget that pays for only a few decisions).
+	Warning   string    `json:"warning,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 	// DurableDecisions: decisions are returned only once logged durably.
 	DurableDecisions bool `json:"durable_decisions"`
 	// Contextual policies choose among the arms' candidate feature vectors
@@ -102,11 +107,29 @@ const (
 	maxArms       = 1000
 	maxNameLen    = 200
 	maxArmNameLen = 200
-	maxDim        = 10000
-	maxHorizon    = 1 << 40
-	minRewardWait = time.Second
-	maxRewardWait = 30 * 24 * time.Hour
-	defRewardWait = 10 * time.Minute
+	// maxDim bounds a contextual experiment's feature dimension: its policy
+	// state (d×d matrices and d-vectors) is serialised whole by every group
+	// commit that touches the experiment, about 11·d² bytes of JSON. At
+	// d = 128 that is about 180 KB and 0.5 ms per commit; at 256 it was
+	// 0.7 MB and 1.9 ms (BenchmarkSnapshotDim, BENCHMARKS.md), too much to
+	// write up to 200 times a second. The papers' contextual experiments
+	// use d ≤ 50.
+	maxDim = 128
+	// Budgets: an ε (or μ) above these promises nothing a user could
+	// read as privacy, and the conversions lose their meaning well before
+	// float64 overflows.
+	maxEpsilon = 1000.0
+	maxMu      = 100.0
+	// A new private experiment's budget must pay for minAffordable
+	// decisions (see affordable), or creation is refused; when it pays for
+	// fewer than warnAffordable (and fewer than the horizon), the response
+	// carries a warning that says so.
+	minAffordable  = 3
+	warnAffordable = 100
+	maxHorizon     = 1 << 40
+	minRewardWait  = time.Second
+	maxRewardWait  = 30 * 24 * time.Hour
+	defRewardWait  = 10 * time.Minute
 	// Reward values are deleted this long after they are in a durable
 	// policy state (DESIGN.md: raw rewards are kept only as long as they
 	// are needed); the default leaves a day for retries of the same reward.
@@ -134,16 +157,16 @@ func badf(format string, a ...any) error { return inputError{fmt.Sprintf(format,
 func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 	c := &Config{ID: id, Name: strings.TrimSpace(req.Name), Policy: req.Policy, Horizon: req.Horizon,
 		Budget: req.Budget, DefaultReward: req.DefaultReward, OnExhausted: req.OnExhausted, CreatedAt: now.UTC()}
-	if c.Name == "" || len(c.Name) > maxNameLen {
-		return nil, badf("name: give a non-empty name of at most %d characters", maxNameLen)
+	if err := checkText("name", c.Name, maxNameLen); err != nil {
+		return nil, err
 	}
 	if len(req.Arms) < 1 || len(req.Arms) > maxArms {
 		return nil, badf("arms: give between 1 and %d arm names (got %d)", maxArms, len(req.Arms))
 	}
 	seen := map[string]bool{}
 	for i, a := range req.Arms {
-		if a == "" || len(a) > maxArmNameLen {
-			return nil, badf("arms[%d]: arm names must be non-empty and at most %d characters", i, maxArmNameLen)
+		if err := checkText(fmt.Sprintf("arms[%d]", i), a, maxArmNameLen); err != nil {
+			return nil, err
 		}
 		if seen[a] {
 			return nil, badf("arms[%d]: arm %q is listed twice; arm names must be unique", i, a)
@@ -159,8 +182,8 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		c.RewardRange = *req.RewardRange
 	}
 	lo, hi := c.RewardRange[0], c.RewardRange[1]
-	if !finite(lo) || !finite(hi) || !(lo < hi) {
-		return nil, badf("reward_range: give [lo, hi] with finite lo < hi (got [%v, %v])", lo, hi)
+	if err := checkRange(lo, hi); err != nil {
+		return nil, err
 	}
 	c.RewardWait = req.RewardWait
 	if c.RewardWait == "" {
@@ -266,11 +289,11 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		return nil, badf("budget: give either epsilon (with delta) or mu (GDP), not both")
 	}
 	if b.Mu != 0 {
-		if !(b.Mu > 0) || !finite(b.Mu) {
-			return nil, badf("budget.mu: give a finite μ > 0 (got %v)", b.Mu)
+		if !(b.Mu > 0 && b.Mu <= maxMu) {
+			return nil, badf("budget.mu: give μ in (0, %g] (got %v)", maxMu, b.Mu)
 		}
-	} else if !(b.Epsilon > 0) || !finite(b.Epsilon) {
-		return nil, badf("budget.epsilon: give a finite ε > 0 (got %v)", b.Epsilon)
+	} else if !(b.Epsilon > 0 && b.Epsilon <= maxEpsilon) {
+		return nil, badf("budget.epsilon: give ε in (0, %g] (got %v); an ε above a few units already promises little", maxEpsilon, b.Epsilon)
 	}
 	if !(b.Delta > 0 && b.Delta < 1) {
 		return nil, badf("budget.delta: give δ in (0, 1), e.g. 1e-6 (got %v)", b.Delta)
@@ -316,6 +339,22 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		if c.FilterBudget, err = filterBudget(notion, b); err != nil {
 			return nil, badf("budget: %v", err)
 		}
+		n, worst, err := affordable(c, pol, warnAffordable)
+		if err != nil {
+			return nil, badf("policy %s: %v", c.Policy, err)
+		}
+		if n < minAffordable {
+			return nil, badf("budget: it pays for only %d decision(s) of policy %s, even with every reward arriving at once: a step costs up to %s = %.4g (ε ≈ %s at δ = %g) and the budget is %s = %.4g. Raise the budget, or choose a policy that learns at it, such as mts-gaussian (calibrated to the budget for the horizon); GET /v1/policies lists them",
+				n, c.Policy, paramName(c.Notion), worst, epsWords(c.Notion, worst, b.Delta), b.Delta, paramName(c.Notion), c.FilterBudget)
+		}
+		if n < warnAffordable && n < c.Horizon {
+			then := "serves decisions from the empirical distribution of the past ones (on_exhausted \"freeze\"), learning nothing more"
+			if c.OnExhausted == Stop {
+				then = "refuses decisions (on_exhausted \"stop\")"
+			}
+			c.Warning = fmt.Sprintf("the budget pays for only %d of the %d planned decisions of policy %s, even with every reward arriving at once (fewer when rewards come late): a step costs up to %s = %.4g and the budget is %s = %.4g. After that the experiment %s. Raise the budget, or choose a policy calibrated to it such as mts-gaussian",
+				n, c.Horizon, c.Policy, paramName(c.Notion), worst, paramName(c.Notion), c.FilterBudget, then)
+		}
 		if ach.Meets {
 			c.Note = "calibrated: " + ach.String() + "; the filter charges each step's cost"
 		} else {
@@ -331,6 +370,92 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		c.Note += " (calibrated " + strings.Join(c.Calibrated, ", ") + ")"
 	}
 	return c, nil
+}
+
+// checkText validates a user-given name: valid UTF-8, no control
+// characters (NUL included, which PostgreSQL's text type refuses), not
+// empty or blank, and at most maxChars characters (runes, not bytes), so
+// that every store accepts and rejects the same names.
+func checkText(field, s string, maxChars int) error {
+	if !utf8.ValidString(s) {
+		return badf("%s: give valid UTF-8 text", field)
+	}
+	n := 0
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return badf("%s: control character %U at byte %d is not allowed; give printable text of 1 to %d characters", field, r, i, maxChars)
+		}
+		n++
+	}
+	if strings.TrimSpace(s) == "" || n > maxChars {
+		return badf("%s: give a non-blank name of 1 to %d characters (got %d)", field, maxChars, n)
+	}
+	return nil
+}
+
+// checkRange validates a reward range: finite ends lo < hi whose width
+// hi − lo is finite, so that the scaling (x − lo)/(hi − lo) of a reward x
+// in [lo, hi] into [0, 1] is finite and never overflows.
+func checkRange(lo, hi float64) error {
+	if !finite(lo) || !finite(hi) || !(lo < hi) {
+		return badf("reward_range: give [lo, hi] with finite lo < hi (got [%v, %v])", lo, hi)
+	}
+	if w := hi - lo; !finite(w) {
+		return badf("reward_range: the width hi − lo of [%v, %v] overflows a float64; give a range narrower than %.3g", lo, hi, math.MaxFloat64)
+	}
+	return nil
+}
+
+// affordable reports how many of a fresh policy's first steps the filter's
+// budget pays for, up to n, with a reward of 1/2 arriving right after each
+// decision; it also returns the costliest of those steps. Prompt rewards
+// are the cheap case for the Thompson-sampling family (a step's cost falls
+// as the arms' counts grow; late rewards keep it high), so when even this
+// path cannot pay for n decisions, no traffic can.
+func affordable(c *Config, pol any, n int) (int, float64, error) {
+	met := pol.(bandit.Metered)
+	f, err := newFilter(c.Notion, c.FilterBudget)
+	if err != nil {
+		return 0, 0, err
+	}
+	var cands [][]float64
+	if c.Contextual {
+		cands = make([][]float64, len(c.Arms))
+		for i := range cands {
+			cands[i] = make([]float64, c.Dim)
+		}
+	}
+	worst := 0.0
+	for i := range n {
+		x := met.NextCost().Value
+		worst = max(worst, x)
+		if !f.CanSpend(x) {
+			return i, worst, nil
+		}
+		if err := f.Spend(x); err != nil {
+			return i, worst, nil
+		}
+		err := safely(func() {
+			switch p := pol.(type) {
+			case bandit.Contextual:
+				p.Update(cands[p.Select(cands)], 0.5)
+			case bandit.Policy:
+				p.Update(p.Select(), 0.5)
+			}
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return n, worst, nil
+}
+
+// epsWords is a per-step cost as ε at δ, for messages.
+func epsWords(n privacy.Notion, v, delta float64) string {
+	if eps, _, err := guaranteeOf(n, v).Epsilon(delta); err == nil && finite(eps) {
+		return fmt.Sprintf("%.4g", eps)
+	}
+	return "∞"
 }
 
 // filterBudget converts the budget to the filter's parameter.
@@ -398,11 +523,17 @@ func decodeConfig(b []byte) (*Config, error) {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// normalize maps a reward in the experiment's range to [0, 1].
-func (c *Config) normalize(x float64) float64 {
+// normalize maps a reward in the experiment's range to [0, 1]. It reports
+// false when the result is not a number in [0, 1] (a range or reward that
+// validation should have refused, e.g. from a configuration stored before
+// the range's width was checked); the caller must then not apply it.
+func (c *Config) normalize(x float64) (float64, bool) {
 	lo, hi := c.RewardRange[0], c.RewardRange[1]
 	v := (x - lo) / (hi - lo)
-	return min(max(v, 0), 1)
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		return v, false
+	}
+	return v, true
 }
 
 // setting is the public setting the policy is built for.

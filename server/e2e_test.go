@@ -200,21 +200,37 @@ func TestE2EContract(t *testing.T) {
 		if code != 200 || m["status"] != "ok" {
 			t.Errorf("healthz: %d %v", code, m)
 		}
+		// Without a credential: process-level series only, no experiment id.
 		code, m = call(t, "GET", p.url+"/metrics", "", nil)
 		raw := str(m, "_raw")
+		if code != 200 || !strings.Contains(raw, "dpbandit_http_request_duration_seconds_bucket") || !strings.Contains(raw, "go_goroutines") {
+			t.Errorf("public metrics: %d, lack the process-level series", code)
+		}
+		for _, s := range []string{id, "dpbandit_decisions_total", "dpbandit_privacy_spent"} {
+			if strings.Contains(raw, s) {
+				t.Errorf("unauthenticated metrics show %s", s)
+			}
+		}
+		// With the admin key: the per-experiment series too.
+		code, m = call(t, "GET", p.url+"/metrics", adminKey, nil)
+		raw = str(m, "_raw")
 		for _, s := range []string{"dpbandit_http_request_duration_seconds_bucket", "dpbandit_decisions_total{experiment=\"" + id,
 			"dpbandit_rewards_total", "dpbandit_privacy_spent{", "dpbandit_privacy_budget{"} {
 			if !strings.Contains(raw, s) {
-				t.Errorf("metrics lack %s", s)
+				t.Errorf("admin metrics lack %s", s)
 			}
+		}
+		// A wrong credential is a 401, not the public series.
+		if code, _ = call(t, "GET", p.url+"/metrics", "not-the-metrics-token", nil); code != 401 {
+			t.Errorf("metrics with a wrong credential: %d, want 401", code)
 		}
 		code, m = call(t, "GET", p.url+"/", "", nil)
 		if code != 200 || !strings.Contains(strings.ToLower(str(m, "_raw")), "<html") {
 			t.Errorf("dashboard: %d", code)
 		}
-		code, m = call(t, "DELETE", p.url+"/v1/experiments/"+id, adminKey, nil)
+		code, m = call(t, "PUT", p.url+"/v1/experiments/"+id, adminKey, nil)
 		if c, _ := errMsg(t, m); code != 405 || c != "method_not_allowed" {
-			t.Errorf("DELETE: %d %v", code, m)
+			t.Errorf("PUT: %d %v", code, m)
 		}
 		code, m = call(t, "GET", p.url+"/v1/nothing", adminKey, nil)
 		if code != 404 {

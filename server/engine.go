@@ -25,6 +25,10 @@ type Engine struct {
 	mu   sync.RWMutex
 	exps map[string]*experiment
 	ord  []*experiment
+	// bad holds the stored experiments that could not be loaded, by id
+	// (badOrd in store order): they are listed, not served.
+	bad    map[string]*unavailable
+	badOrd []string
 
 	w *writer
 }
@@ -39,38 +43,34 @@ type engineOptions struct {
 // stored after each policy state (with their stored seeds), and starts the
 // writer.
 func openEngine(ctx context.Context, st store.Store, log *slog.Logger, o engineOptions) (*Engine, error) {
-	e := &Engine{st: st, log: log, retain: o.Retain, exps: map[string]*experiment{}}
+	e := &Engine{st: st, log: log, retain: o.Retain, exps: map[string]*experiment{}, bad: map[string]*unavailable{}}
 	e.m = newMetrics(e)
 	list, err := st.Experiments(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading experiments: %w", err)
 	}
 	for _, se := range list {
-		cfg, err := decodeConfig(se.Config)
+		x, s, replayed, err := e.load(ctx, se)
 		if err != nil {
-			return nil, fmt.Errorf("experiment %s: configuration: %w", se.ID, err)
+			// One experiment whose stored configuration or state cannot be
+			// loaded must not take the others down: it is kept aside,
+			// listed as unavailable with the reason, and can be deleted.
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			e.quarantineExperiment(se, err)
+			continue
 		}
-		x, err := newExperiment(cfg)
-		if err != nil {
-			return nil, err
+		for _, q := range x.restoreBad {
+			e.quarantine(x, q)
 		}
-		s, err := st.LoadState(ctx, se.ID)
-		if err != nil {
-			return nil, fmt.Errorf("experiment %s: %w", se.ID, err)
-		}
-		replay, err := st.RewardsAfter(ctx, se.ID, s.AppliedSeq)
-		if err != nil {
-			return nil, fmt.Errorf("experiment %s: %w", se.ID, err)
-		}
-		if err := x.restore(s, replay); err != nil {
-			return nil, fmt.Errorf("experiment %s: %w", se.ID, err)
-		}
-		x.m = e.m.forExperiment(cfg.ID)
+		x.restoreBad = nil
+		x.m = e.m.forExperiment(x.cfg.ID)
 		x.hist = append(x.hist, x.histPointLocked(time.Now()))
-		e.exps[cfg.ID] = x
+		e.exps[x.cfg.ID] = x
 		e.ord = append(e.ord, x)
-		log.Info("experiment restored", "experiment", cfg.ID, "policy", cfg.Policy, "decisions", s.DecisionSeq,
-			"rewards", s.RewardSeq, "replayed_rewards", len(replay), "exhausted", x.exhausted)
+		log.Info("experiment restored", "experiment", x.cfg.ID, "policy", x.cfg.Policy, "decisions", s.DecisionSeq,
+			"rewards", s.RewardSeq, "replayed_rewards", replayed, "exhausted", x.exhausted)
 	}
 	e.w = newWriter(e, o)
 	for _, x := range e.ord {
@@ -83,6 +83,85 @@ func openEngine(ctx context.Context, st store.Store, log *slog.Logger, o engineO
 	}
 	go e.w.run()
 	return e, nil
+}
+
+// load restores one stored experiment: its configuration, its state, and
+// the rewards stored after the state (replayed). A panic anywhere in it (a
+// policy's restore of a hostile state) is an error.
+func (e *Engine) load(ctx context.Context, se store.Experiment) (x *experiment, s store.State, replayed int, err error) {
+	perr := safely(func() {
+		var cfg *Config
+		if cfg, err = decodeConfig(se.Config); err != nil {
+			err = fmt.Errorf("configuration: %w", err)
+			return
+		}
+		if cfg.ID != se.ID {
+			err = fmt.Errorf("configuration names experiment %q", cfg.ID)
+			return
+		}
+		if x, err = newExperiment(cfg); err != nil {
+			return
+		}
+		if s, err = e.st.LoadState(ctx, se.ID); err != nil {
+			return
+		}
+		var replay []store.JoinedReward
+		if replay, err = e.st.RewardsAfter(ctx, se.ID, s.AppliedSeq); err != nil {
+			return
+		}
+		replayed = len(replay)
+		err = x.restore(s, replay)
+	})
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, s, 0, fmt.Errorf("experiment %s: %w", se.ID, err)
+	}
+	return x, s, replayed, nil
+}
+
+// unavailable is a stored experiment the engine could not load.
+type unavailable struct {
+	id, name string
+	created  time.Time
+	err      error
+}
+
+// quarantineExperiment keeps a stored experiment that cannot be loaded
+// aside (logged, counted, listed as unavailable).
+func (e *Engine) quarantineExperiment(se store.Experiment, err error) {
+	e.log.Error("experiment quarantined: it cannot be loaded, so it is not served; the others are. Inspect it, or delete it with DELETE /v1/experiments/"+se.ID,
+		"experiment", se.ID, "err", err)
+	e.m.quarantined.WithLabelValues("experiment").Inc()
+	e.bad[se.ID] = &unavailable{id: se.ID, name: se.Name, created: se.CreatedAt, err: err}
+	e.badOrd = append(e.badOrd, se.ID)
+}
+
+// quarantine logs and counts a stored reward that could not be applied.
+func (e *Engine) quarantine(x *experiment, q quarantined) {
+	e.log.Error("reward quarantined: it is stored but the policy could not apply it; the experiment keeps serving without it",
+		"experiment", x.cfg.ID, "event", q.event, "seq", q.seq, "err", q.err)
+	e.m.quarantined.WithLabelValues("reward").Inc()
+}
+
+// unavailableErr is the answer for a request on an experiment that could
+// not be loaded (nil when id is not one).
+func (e *Engine) unavailableErr(id string) *unavailable {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.bad[id]
+}
+
+// unavailable lists the stored experiments that could not be loaded.
+func (e *Engine) unavailable() []*unavailable {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]*unavailable, 0, len(e.badOrd))
+	for _, id := range e.badOrd {
+		out = append(out, e.bad[id])
+	}
+	return out
 }
 
 // Close stops the writer after a final commit of everything pending.
@@ -334,6 +413,9 @@ func (e *Engine) claimReward(ctx context.Context, x *experiment, id string, v fl
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.deleted || x.status == statusArchived {
+		return nil, res, lifecycleError{x.cfg.ID, x.status, x.deleted}
+	}
 	if c := en.claim; c != nil {
 		if c.value != v {
 			_, err := dupOrConflict(x, res, c.value, c.def, v, def)
@@ -344,7 +426,7 @@ func (e *Engine) claimReward(ctx context.Context, x *experiment, id string, v fl
 		}
 		res.Status = "duplicate"
 		if c.durable {
-			return nil, res, nil
+			return nil, res, c.err // nil, or the quarantine that the first answer reported
 		}
 		return c, res, nil // the same reward, in flight: wait for the same commit
 	}

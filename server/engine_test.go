@@ -206,7 +206,8 @@ func TestConcurrentInProcess(t *testing.T) {
 				s.eng.reward(ctx, x, ds[0].EventID, 0) // conflict
 				if i%10 == 0 {
 					view(x, true)
-					s.eng.m.reg.Gather()
+					s.eng.m.proc.Gather()
+					s.eng.m.exps.Gather()
 				}
 			}
 		})

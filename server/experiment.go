@@ -79,6 +79,18 @@ type experiment struct {
 	rateT0 time.Time
 	rateN  int
 	rate   float64 // decisions per second (EWMA)
+
+	// status is the operator's lifecycle state: "" (active), stopped or
+	// archived (lifecycle.go); deleted is set when the experiment is being
+	// deleted (nothing of it is written any more).
+	status  string
+	deleted bool
+	// durableVersion is the Version of the last state committed durably.
+	durableVersion int64
+
+	// restoreBad lists the stored rewards the restore could not apply
+	// (quarantined; openEngine logs and counts them).
+	restoreBad []quarantined
 }
 
 // entry is an in-memory decision: every decision not yet logged, and
@@ -141,6 +153,7 @@ type engineState struct {
 	ArmSums      []float64    `json:"arm_sums"`
 	DefaultsMark int64        `json:"defaults_mark"`
 	PurgedSeq    int64        `json:"purged_seq,omitempty"`
+	Status       string       `json:"status,omitempty"` // "", stopped or archived
 	// UpdateSeed keys the update stream of the rewards with
 	// AppliedSeq < seq ≤ RewardSeq (the last commit's), for an exact replay.
 	UpdateSeed []byte `json:"update_seed,omitempty"`
@@ -201,7 +214,11 @@ func (e *experiment) restore(st store.State, replay []store.JoinedReward) error 
 		if !ok {
 			return fmt.Errorf("policy %s cannot restore its state", e.cfg.Policy)
 		}
-		if err := u.UnmarshalJSON(st.Policy); err != nil {
+		var err error
+		if perr := safely(func() { err = u.UnmarshalJSON(st.Policy) }); perr != nil {
+			err = perr
+		}
+		if err != nil {
 			return fmt.Errorf("restoring the policy state: %w", err)
 		}
 	}
@@ -225,6 +242,12 @@ func (e *experiment) restore(st store.State, replay []store.JoinedReward) error 
 		}
 	}
 	e.exhausted, e.exhaustedAt, e.exhaustWhy = es.Exhausted, es.ExhaustedAt, es.ExhaustWhy
+	switch es.Status {
+	case "", statusStopped, statusArchived:
+		e.status = es.Status
+	default:
+		return fmt.Errorf("engine state: unknown status %q", es.Status)
+	}
 	k := len(e.cfg.Arms)
 	copyN := func(dst []int64, src []int64) {
 		if len(src) == k {
@@ -254,21 +277,43 @@ func (e *experiment) restore(st store.State, replay []store.JoinedReward) error 
 				return fmt.Errorf("reward %d (event %s) must be replayed but its value was deleted: the store was purged beyond the durable policy state", r.Seq, r.EventID)
 			}
 		}
-		e.applyRewards(replay, [32]byte(es.UpdateSeed))
+		e.restoreBad = e.applyRewards(replay, [32]byte(es.UpdateSeed))
 	}
 	return nil
 }
 
 // applyRewards feeds stored rewards to the policy on the update stream
 // keyed by seed, in seq order. Rewards of frozen decisions are counted but
-// not learned from (the policy did not make those decisions).
-func (e *experiment) applyRewards(rs []store.JoinedReward, seed [32]byte) {
+// not learned from (the policy did not make those decisions). A reward that
+// cannot be applied is skipped (quarantined) and returned with the reason;
+// the others are applied.
+func (e *experiment) applyRewards(rs []store.JoinedReward, seed [32]byte) []quarantined {
 	e.src.updates(seed)
 	defer e.src.selects()
+	var bad []quarantined
 	for _, r := range rs {
-		e.learn(r.Arm, r.Frozen, r.Features, r.Value)
+		if err := e.learn(r.Arm, r.Frozen, r.Features, r.Value); err != nil {
+			bad = append(bad, quarantined{event: r.EventID, seq: r.Seq, err: err})
+		}
 		e.appliedSeq = r.Seq
 	}
+	return bad
+}
+
+// quarantined is a stored record that could not be applied: it stays in
+// the store, is logged and counted (dpbandit_quarantined_total), and the
+// experiment keeps serving without it.
+type quarantined struct {
+	event string
+	seq   int64
+	err   error
+}
+
+// quarantineError is what a request waiting on a quarantined reward gets.
+type quarantineError struct{ err error }
+
+func (q quarantineError) Error() string {
+	return "the reward was stored but the policy could not apply it, so it is quarantined (kept, not learned from): " + q.err.Error()
 }
 
 // impl is the policy, K-armed or contextual.
@@ -279,29 +324,74 @@ func (e *experiment) impl() any {
 	return e.pol
 }
 
-func (e *experiment) learn(arm int, frozen bool, x []float64, v float64) {
+// learn applies one reward to the policy. It checks the record first (arm,
+// features, and that the reward scales into [0, 1]) and runs the policy's
+// Update under recover: a record the policy cannot take returns an error
+// and is not counted, and no stored record can panic the writer or a
+// restore. (A policy that panics part-way through Update may have changed
+// part of its state; every policy validates its inputs before changing
+// anything, so that is a policy bug, and the error says so.)
+func (e *experiment) learn(arm int, frozen bool, x []float64, v float64) error {
+	k := len(e.cfg.Arms)
+	if arm < 0 || arm >= k {
+		return fmt.Errorf("arm %d is not one of the experiment's %d arms", arm, k)
+	}
+	y, ok := e.cfg.normalize(v)
+	if !ok || !finite(v) {
+		return fmt.Errorf("reward %v does not scale into [0, 1] by the experiment's reward_range [%v, %v] (scaled: %v)", v, e.cfg.RewardRange[0], e.cfg.RewardRange[1], y)
+	}
 	if !frozen {
+		var err error
 		if e.ctx != nil {
-			e.ctx.Update(x, e.cfg.normalize(v))
+			if len(x) != e.cfg.Dim {
+				return fmt.Errorf("the decision's features have %d entries; the experiment's dim is %d", len(x), e.cfg.Dim)
+			}
+			for j, f := range x {
+				if !finite(f) {
+					return fmt.Errorf("feature %d of the decision is %v, not a finite number", j, f)
+				}
+			}
+			err = safely(func() { e.ctx.Update(x, y) })
 		} else {
-			e.pol.Update(arm, e.cfg.normalize(v))
+			err = safely(func() { e.pol.Update(arm, y) })
+		}
+		if err != nil {
+			return fmt.Errorf("policy %s refused it: %w", e.cfg.Policy, err)
 		}
 	}
 	e.armRew[arm]++
 	e.armSum[arm] += v
+	return nil
+}
+
+// safely runs f and turns a panic into an error (with the panic's value),
+// so that a policy's programmer error never takes the service down or
+// leaves an experiment's mutex locked.
+func safely(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	f()
+	return nil
 }
 
 // snapshot returns the experiment's durable state, as of exactly the
 // decisions assigned so far and the rewards applied so far. ledger, when
 // non-nil, replaces the ledger state (a pending extension being committed).
 func (e *experiment) snapshot(led *ledgerState, seed *[32]byte) (store.State, error) {
-	pb, err := e.impl().(json.Marshaler).MarshalJSON()
+	var pb []byte
+	var err error
+	if perr := safely(func() { pb, err = e.impl().(json.Marshaler).MarshalJSON() }); perr != nil {
+		err = perr
+	}
 	if err != nil {
 		return store.State{}, fmt.Errorf("experiment %s: serialising the policy: %w", e.cfg.ID, err)
 	}
 	es := engineState{Exhausted: e.exhausted, ExhaustedAt: e.exhaustedAt, ExhaustWhy: e.exhaustWhy,
 		Released: e.released, ArmDecisions: e.armDec, Frozen: e.frozenDec, ArmRewards: e.armRew, ArmSums: e.armSum,
-		DefaultsMark: e.defaultsMark, PurgedSeq: e.purgedSeq}
+		DefaultsMark: e.defaultsMark, PurgedSeq: e.purgedSeq, Status: e.status}
 	if e.led != nil {
 		if led == nil {
 			s := e.led.state()
@@ -373,6 +463,9 @@ func (needReservation) Error() string { return "waiting for a privacy reservatio
 // reservation, and stoppedError when the budget is exhausted and
 // on_exhausted is stop.
 func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands [][]float64, wantProp bool) (decision, error) {
+	if e.status != "" || e.deleted {
+		return decision{}, lifecycleError{e.cfg.ID, e.status, e.deleted}
+	}
 	if !e.exhausted && e.led != nil {
 		c := e.met.NextCost() // every private served policy is Metered (newConfig)
 		if c.Value != 0 && c.Notion != e.cfg.Notion {
@@ -408,15 +501,21 @@ func (e *experiment) stepLocked(id string, now time.Time, chunkSteps int, cands 
 		draws := 0
 		if wantProp {
 			// Before Select: the distribution Select is about to draw from.
-			draws = e.props.SelectProbs(cands, e.probs, propensityDraws, e.prand)
-		}
-		if e.ctx != nil {
-			arm = e.ctx.Select(cands)
-			if arm < 0 || arm >= len(cands) {
-				return decision{}, fmt.Errorf("policy %s chose candidate %d of %d", e.cfg.Policy, arm, len(cands))
+			if err := safely(func() { draws = e.props.SelectProbs(cands, e.probs, propensityDraws, e.prand) }); err != nil {
+				return decision{}, fmt.Errorf("policy %s failed to state its propensities: %w", e.cfg.Policy, err)
 			}
+		}
+		var err error
+		if e.ctx != nil {
+			err = safely(func() { arm = e.ctx.Select(cands) })
 		} else {
-			arm = e.pol.Select()
+			err = safely(func() { arm = e.pol.Select() })
+		}
+		if err != nil {
+			return decision{}, fmt.Errorf("policy %s failed to select (its step was charged; nothing was released): %w", e.cfg.Policy, err)
+		}
+		if arm < 0 || arm >= len(e.cfg.Arms) {
+			return decision{}, fmt.Errorf("policy %s chose arm %d of %d", e.cfg.Policy, arm, len(e.cfg.Arms))
 		}
 		if wantProp {
 			prop = &propensity{p: e.probs[arm], draws: draws}

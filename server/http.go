@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base32"
 	"encoding/json"
@@ -10,7 +11,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,15 +89,18 @@ func (s *Server) routes() http.Handler {
 		})))
 	}
 	route("/v1/experiments", "experiments", map[string]handler{"POST": s.createExperiment, "GET": s.listExperiments})
-	route("/v1/experiments/{id}", "experiment", map[string]handler{"GET": s.getExperiment})
+	route("/v1/experiments/{id}", "experiment", map[string]handler{"GET": s.getExperiment, "DELETE": s.deleteExperiment})
+	route("/v1/experiments/{id}/stop", "stop", map[string]handler{"POST": s.stopExperiment})
+	route("/v1/experiments/{id}/archive", "archive", map[string]handler{"POST": s.archiveExperiment})
 	route("/v1/experiments/{id}/decisions", "decisions", map[string]handler{"POST": s.decide})
 	route("/v1/experiments/{id}/rewards", "rewards", map[string]handler{"POST": s.rewards})
 	route("/v1/keys", "keys", map[string]handler{"POST": s.createKey, "GET": s.listKeys})
+	route("/v1/keys/{id}", "key", map[string]handler{"DELETE": s.revokeKey})
 	route("/v1/policies", "policies", map[string]handler{"GET": s.policies})
 	mux.Handle("GET /healthz", s.eng.m.observe("healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"status": "ok", "experiments": len(s.eng.all())})
 	})))
-	mux.Handle("GET /metrics", s.eng.m.handler())
+	mux.Handle("GET /metrics", s.eng.m.observe("metrics", s.eng.m.handler(s.auth.metricsAccess)))
 	mux.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(openapiYAML)
@@ -150,10 +156,20 @@ func jsonErr(err error) *apiError {
 		msg = fmt.Sprintf("the body is not valid JSON (at byte %d: %v); send a JSON object", se.Offset, se)
 	case errors.As(err, &te):
 		field := te.Field
-		if field == "" {
-			msg = fmt.Sprintf("the body must be a JSON object, not a %s", te.Value)
-		} else {
-			msg = fmt.Sprintf("field %s must be %s, not a JSON %s", field, typeWord(te.Type.String()), te.Value)
+		num, isNum := strings.CutPrefix(te.Value, "number ")
+		switch {
+		case field == "" && isNum:
+			// Only the syntax check decodes into an untyped value, and it
+			// keeps numbers as text; a number here is the whole body.
+			msg = fmt.Sprintf("the body must be a JSON object, not the number %s%s", num, formHint(te.Type))
+		case field == "":
+			msg = fmt.Sprintf("the body must be a JSON object, not %s%s", aJSON(te.Value), formHint(te.Type))
+		case isNum && strings.Contains(te.Type.String(), "float"):
+			msg = fmt.Sprintf("field %s: %s is beyond the range of a number (a float64 holds magnitudes up to about 1.8e308); give a finite number", field, num)
+		case isNum:
+			msg = fmt.Sprintf("field %s must be %s, not %s", field, typeWord(te.Type.String()), num)
+		default:
+			msg = fmt.Sprintf("field %s must be %s, not %s", field, typeWord(te.Type.String()), aJSON(te.Value))
 		}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		msg = "the body ends before the JSON object is complete"
@@ -163,6 +179,33 @@ func jsonErr(err error) *apiError {
 		msg = "the body could not be decoded: " + msg
 	}
 	return errf(http.StatusBadRequest, "bad_body", msg)
+}
+
+// aJSON names a JSON value kind with its article ("an array").
+func aJSON(kind string) string {
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "string", "number", "bool":
+		return "a " + kind
+	}
+	return kind
+}
+
+// forms shows the valid form of each request body, for messages about a
+// body of the wrong shape.
+var forms = map[reflect.Type]string{
+	reflect.TypeFor[createRequest](): `{"name": "…", "arms": ["a", "b"], "policy": "…", "horizon": T, "budget": {"epsilon": ε, "delta": δ}}`,
+	reflect.TypeFor[decideRequest](): `{} for one decision, or {"event_id": "…", "count": N, "candidates": [[…], …], "propensity": true}`,
+	reflect.TypeFor[rewardRequest](): `{"event_id": "…", "reward": VALUE}, or for several rewards {"rewards": [{"event_id": "…", "reward": VALUE}, …]}`,
+	reflect.TypeFor[keyRequest]():    `{"experiments": ["exp_…"]}`,
+}
+
+func formHint(t reflect.Type) string {
+	if f := forms[t]; f != "" {
+		return "; send " + f
+	}
+	return ""
 }
 
 func typeWord(t string) string {
@@ -194,12 +237,8 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request, p *pri
 	if e := adminOnly(p, "creating an experiment"); e != nil {
 		return e
 	}
-	body, e := s.readValidated(r)
-	if e != nil {
-		return e
-	}
 	var req createRequest
-	if e := decodeBytes(body, &req, false); e != nil {
+	if e := s.readValidated(r, &req, false); e != nil {
 		return e
 	}
 	cfg, err := newConfig(req, newID("exp_"), time.Now())
@@ -228,6 +267,9 @@ func (s *Server) listExperiments(w http.ResponseWriter, r *http.Request, p *prin
 	for i, x := range xs {
 		out[i] = view(x, false)
 	}
+	for _, u := range s.eng.unavailable() {
+		out = append(out, expView{ID: u.id, Name: u.name, CreatedAt: u.created, Status: "unavailable", Reason: u.err.Error()})
+	}
 	writeJSON(w, 200, map[string]any{"experiments": out, "role": "admin"})
 	return nil
 }
@@ -239,6 +281,9 @@ func (s *Server) experiment(r *http.Request, p *principal) (*experiment, *apiErr
 	}
 	x := s.eng.get(id)
 	if x == nil {
+		if u := s.eng.unavailableErr(id); u != nil {
+			return nil, errf(http.StatusServiceUnavailable, "experiment_unavailable", fmt.Sprintf("experiment %s could not be loaded at start, so it is not served (%v); the operator can inspect it in the store or delete it with DELETE /v1/experiments/%s", id, u.err, id))
+		}
 		return nil, errf(http.StatusNotFound, "not_found", fmt.Sprintf("no experiment %q; list them with GET /v1/experiments", id))
 	}
 	return x, nil
@@ -271,11 +316,14 @@ const propensityPolicies = "adaprivate-ts and adaprivate-ucb (from their release
 
 const maxCount = 1000
 
+// maxEventID is the longest event id, a batch's derived ids included.
+const maxEventID = 128
+
 var eventIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
 
 func checkEventID(field, id string) *apiError {
 	if !eventIDRe.MatchString(id) {
-		return errf(http.StatusBadRequest, "invalid_event_id", fmt.Sprintf("%s %q: use 1 to 128 characters from A-Z a-z 0-9 . _ : -", field, truncate(id, 40)))
+		return errf(http.StatusBadRequest, "invalid_event_id", fmt.Sprintf("%s %q: use 1 to %d characters from A-Z a-z 0-9 . _ : -", field, truncate(id, 40), maxEventID))
 	}
 	return nil
 }
@@ -294,11 +342,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *principal) *a
 	}
 	var req decideRequest
 	if s.o.ValidateAll {
-		body, e := s.readValidated(r)
-		if e != nil {
-			return e
-		}
-		if e := decodeBytes(body, &req, true); e != nil {
+		if e := s.readValidated(r, &req, true); e != nil {
 			return e
 		}
 	} else if e := decodeBody(r, &req, true); e != nil {
@@ -333,6 +377,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *principal) *a
 		return errf(http.StatusBadRequest, "invalid_count", fmt.Sprintf("count must be an integer in [1, %d] (got %d); omit it for a single decision", maxCount, n))
 	}
 	ids := make([]string, n)
+	if suffix := len(strconv.Itoa(n - 1)); base != "" && len(base)+1+suffix > maxEventID {
+		return errf(http.StatusBadRequest, "invalid_event_id", fmt.Sprintf("event_id %q has %d characters; with count %d the decisions get the ids %s.0 to %s.%d, which must fit in %d characters: give an event_id of at most %d characters",
+			truncate(base, 40), len(base), n, truncate(base, 20), truncate(base, 20), n-1, maxEventID, maxEventID-1-suffix))
+	}
 	if base != "" {
 		for i := range ids {
 			ids[i] = fmt.Sprintf("%s.%d", base, i)
@@ -402,6 +450,10 @@ func decideErr(err error, p *principal, x *experiment) *apiError {
 	if errors.As(err, &se) {
 		return errf(http.StatusConflict, "budget_exhausted", stoppedMsg(se, p, x))
 	}
+	var le lifecycleError
+	if errors.As(err, &le) {
+		return le.apiError()
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return errf(http.StatusServiceUnavailable, "unavailable", "the decision could not be made in time ("+err.Error()+"); retry")
 	}
@@ -428,11 +480,7 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 	}
 	var req rewardRequest
 	if s.o.ValidateAll {
-		body, e := s.readValidated(r)
-		if e != nil {
-			return e
-		}
-		if e := decodeBytes(body, &req, false); e != nil {
+		if e := s.readValidated(r, &req, false); e != nil {
 			return e
 		}
 	} else if e := decodeBody(r, &req, false); e != nil {
@@ -470,6 +518,9 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 		}
 		if v := *it.Reward; math.IsNaN(v) || v < lo || v > hi {
 			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v lies outside the experiment's reward_range [%v, %v]; send a reward in that range", rw, v, lo, hi))
+		}
+		if y, ok := x.cfg.normalize(*it.Reward); !ok {
+			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v does not scale into [0, 1] by the experiment's reward_range [%v, %v] (scaled: %v)", rw, *it.Reward, lo, hi, y))
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
@@ -528,7 +579,15 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 
 func rewardErr(x *experiment, p *principal, id string, err error) *apiError {
 	var ce conflictError
+	var le lifecycleError
+	var qe quarantineError
 	switch {
+	case errors.As(err, &le):
+		return le.apiError()
+	case errors.Is(err, errDeleted):
+		return errf(http.StatusNotFound, "not_found", fmt.Sprintf("experiment %s was deleted before the reward for %q was stored", x.cfg.ID, id))
+	case errors.As(err, &qe):
+		return errf(http.StatusInternalServerError, "reward_quarantined", qe.Error())
 	case errors.Is(err, errUnknownEvent):
 		return errf(http.StatusNotFound, "unknown_event", fmt.Sprintf("experiment %s has no decision with event_id %q: use the event_id returned by POST /v1/experiments/%s/decisions (a decision lost in a server crash before it was logged is unknown too)", x.cfg.ID, id, x.cfg.ID))
 	case errors.As(err, &ce):
@@ -556,12 +615,8 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, p *principal)
 	if e := adminOnly(p, "creating keys"); e != nil {
 		return e
 	}
-	body, e := s.readValidated(r)
-	if e != nil {
-		return e
-	}
 	var req keyRequest
-	if e := decodeBytes(body, &req, false); e != nil {
+	if e := s.readValidated(r, &req, false); e != nil {
 		return e
 	}
 	if len(req.Experiments) == 0 {
@@ -652,6 +707,7 @@ type createdResp struct {
 	Private    bool               `json:"private"`
 	Accounting string             `json:"accounting"`
 	Note       string             `json:"note"`
+	Warning    string             `json:"warning,omitempty"`
 	Privacy    privacy.Statement  `json:"privacy"`
 	Guarantee  string             `json:"guarantee"`
 }
@@ -659,19 +715,24 @@ type createdResp struct {
 func createdView(x *experiment) createdResp {
 	c := x.cfg
 	return createdResp{ID: c.ID, Name: c.Name, Policy: c.Policy, Params: c.Params, Calibrated: nonNilStrings(c.Calibrated),
-		Private: c.Private, Accounting: c.Accounting, Note: c.Note, Privacy: c.Report, Guarantee: guaranteeWords(c)}
+		Private: c.Private, Accounting: c.Accounting, Note: c.Note, Warning: c.Warning, Privacy: c.Report, Guarantee: guaranteeWords(c)}
 }
 
 type amount = api.Amount
 
 type privacyView struct {
-	Private     bool              `json:"private"`
-	Notion      string            `json:"notion"`
-	Accounting  string            `json:"accounting"`
-	Budget      *Budget           `json:"budget"`
-	Spent       *amount           `json:"spent"`
-	Remaining   *amount           `json:"remaining"`
-	Fraction    float64           `json:"fraction"` // spent/budget in the filter's additive cost (μ², ρ, ε, steps)
+	Private    bool    `json:"private"`
+	Notion     string  `json:"notion"`
+	Accounting string  `json:"accounting"`
+	Budget     *Budget `json:"budget"`
+	Spent      *amount `json:"spent"`
+	Remaining  *amount `json:"remaining"`
+	Fraction   float64 `json:"fraction"` // spent/budget in the filter's additive cost (μ², ρ, ε, steps)
+	// Share is spent/budget in the budget's own units, named by ShareUnit:
+	// ε at the budget's δ for an (ε, δ) budget, μ for a GDP one. This is
+	// the number to show a user (Fraction of μ² or ρ reads much smaller).
+	Share       float64           `json:"share"`
+	ShareUnit   string            `json:"share_unit"`
 	Exhausted   bool              `json:"exhausted"`
 	ExhaustedAt *int64            `json:"exhausted_at,omitempty"`
 	Reason      string            `json:"reason,omitempty"`
@@ -680,8 +741,12 @@ type privacyView struct {
 }
 
 type expView struct {
-	ID            string             `json:"id"`
-	Name          string             `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Status is active, stopped, archived (lifecycle.go) or unavailable (a
+	// stored experiment that could not be loaded; Reason says why).
+	Status        string             `json:"status"`
+	Reason        string             `json:"reason,omitempty"`
 	Arms          []string           `json:"arms"`
 	Policy        string             `json:"policy"`
 	Params        map[string]float64 `json:"params"`
@@ -699,6 +764,7 @@ type expView struct {
 	FeatureNorm   float64            `json:"feature_norm,omitempty"`
 	Private       bool               `json:"private"`
 	Note          string             `json:"note"`
+	Warning       string             `json:"warning,omitempty"`
 	CreatedAt     time.Time          `json:"created_at"`
 	Decisions     int64              `json:"decisions"`
 	Logged        int64              `json:"logged_decisions"`
@@ -733,8 +799,9 @@ func view(x *experiment, full bool) expView {
 	v := expView{ID: c.ID, Name: c.Name, Arms: c.Arms, Policy: c.Policy, Params: c.Params, Calibrated: nonNilStrings(c.Calibrated),
 		Horizon: c.Horizon, Budget: c.Budget, RewardRange: c.RewardRange, RewardWait: c.RewardWait, Retention: c.RewardRetention, DefaultReward: c.DefaultReward,
 		OnExhausted: c.OnExhausted, Durable: c.DurableDecisions, Contextual: c.Contextual, Dim: c.Dim, FeatureNorm: c.FeatureNorm,
-		Private: c.Private, Note: c.Note, CreatedAt: c.CreatedAt,
-		Decisions: x.seq, Logged: x.loggedSeq, Rewards: x.rewardSeq, ArmDecisions: slicesClone(x.armDec), Frozen: x.frozenDec}
+		Private: c.Private, Note: c.Note, Warning: c.Warning, CreatedAt: c.CreatedAt,
+		Decisions: x.seq, Logged: x.loggedSeq, Rewards: x.rewardSeq, ArmDecisions: slicesClone(x.armDec), Frozen: x.frozenDec,
+		Status: cmp.Or(x.status, "active")}
 	v.Privacy = x.privacyLocked()
 	if full {
 		v.History = slicesClone(x.hist)
@@ -797,6 +864,20 @@ func (x *experiment) privacyLocked() privacyView {
 		pv.Fraction = spent / budget
 	}
 	pv.Fraction = min(pv.Fraction, 1)
+	switch {
+	case c.Budget.Mu > 0 && c.Notion == privacy.NotionGDP:
+		pv.Share, pv.ShareUnit = spent/budget, "μ"
+	case c.Budget.Mu > 0:
+		pv.Share, pv.ShareUnit = pv.Fraction, string(c.Notion)
+	default:
+		pv.ShareUnit = fmt.Sprintf("ε at δ = %g", delta)
+		if pv.Spent.Epsilon != nil && c.Budget.Epsilon > 0 {
+			pv.Share = *pv.Spent.Epsilon / c.Budget.Epsilon
+		} else {
+			pv.Share = 1 // ε at δ not finite: report all of it as spent
+		}
+	}
+	pv.Share = min(max(pv.Share, pv.Fraction), 1) // never show less than the filter's own share
 	return pv
 }
 

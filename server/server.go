@@ -74,6 +74,11 @@ type Options struct {
 	// one). When empty and no admin key was ever stored, New generates one
 	// and returns it once.
 	AdminKey string
+	// MetricsToken, when set, lets a /metrics scrape that presents it
+	// (Authorization: Bearer TOKEN) read the per-experiment series, as the
+	// admin key does; without a credential a scrape gets the process-level
+	// series only. At least 16 characters.
+	MetricsToken string
 	// Logger for operational messages (nil: discard).
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies (default 1 MiB).
@@ -128,7 +133,7 @@ func New(ctx context.Context, o Options) (s *Server, generatedAdminKey string, e
 	if o.Dashboard == nil {
 		o.Dashboard = web.Handler()
 	}
-	a, gen, err := newAuth(ctx, o.Store, o.AdminKey, o.RateLimit, o.RateBurst)
+	a, gen, err := newAuth(ctx, o.Store, o.Logger, o.AdminKey, o.MetricsToken, o.RateLimit, o.RateBurst)
 	if err != nil {
 		return nil, "", err
 	}

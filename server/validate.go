@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,31 +106,40 @@ func firstLine(s string) string {
 	return s
 }
 
-// readValidated reads the body (within the size limit) and validates the
-// request against the OpenAPI document.
-func (s *Server) readValidated(r *http.Request) ([]byte, *apiError) {
+// readValidated reads the body (within the size limit), decodes it
+// strictly into v (our messages name the field and the valid form) and
+// then validates the request against the OpenAPI document (its bounds).
+func (s *Server) readValidated(r *http.Request, v any, allowEmpty bool) *apiError {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, errf(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the request body exceeds %d bytes; send smaller batches", mbe.Limit))
+			return errf(http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the request body exceeds %d bytes; send smaller batches", mbe.Limit))
 		}
-		return nil, errf(http.StatusBadRequest, "bad_body", "reading the request body failed: "+err.Error())
+		return errf(http.StatusBadRequest, "bad_body", "reading the request body failed: "+err.Error())
 	}
 	if len(bytes.TrimSpace(b)) > 0 {
 		if e := decodeSyntax(b); e != nil {
-			return nil, e
+			return e
 		}
 	}
-	if e := s.spec.check(r, b); e != nil {
-		return nil, e
+	if e := decodeBytes(b, v, allowEmpty); e != nil {
+		return e
 	}
-	return b, nil
+	return s.spec.check(r, b)
 }
 
 // decodeSyntax reports JSON syntax errors with our message before the
 // validator reports them with its own.
 func decodeSyntax(b []byte) *apiError {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers stay text: 1e309 is a syntax-valid number, judged later by its field
 	var v any
-	return decodeBytes(b, &v, true)
+	if err := dec.Decode(&v); err != nil {
+		return jsonErr(err)
+	}
+	if dec.More() {
+		return errf(http.StatusBadRequest, "bad_body", "the body has data after the JSON object: send exactly one object")
+	}
+	return nil
 }

@@ -45,8 +45,12 @@ type writer struct {
 	quit    chan struct{}
 	done    chan struct{}
 	stopO   sync.Once
+	ops     chan func() // run by the writer goroutine between cycles (lifecycle.go)
 	abort   atomic.Bool // tests: stop without the final commits (a simulated crash)
 	hook    func()      // tests: called after each group commit
+
+	failures int   // consecutive failed commits (writer goroutine only)
+	lastErr  error // the last commit's error
 }
 
 func newWriter(e *Engine, o engineOptions) *writer {
@@ -54,7 +58,8 @@ func newWriter(e *Engine, o engineOptions) *writer {
 		o.SweepInterval = time.Second
 	}
 	return &writer{e: e, sweep: o.SweepInterval,
-		wake: make(chan struct{}, 1), urgentC: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), urgentC: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		ops: make(chan func())}
 }
 
 // kick queues x (called with x.mu held, once per clean→dirty transition).
@@ -99,6 +104,8 @@ func (w *writer) run() {
 				w.wait()
 			}
 		case <-w.urgentC:
+		case op := <-w.ops:
+			op()
 		case <-t.C:
 			w.sweepDefaults()
 			w.housekeeping()
@@ -106,18 +113,57 @@ func (w *writer) run() {
 			if w.abort.Load() {
 				return
 			}
-			for w.cycle() { // drain
-			}
-			w.release()
-			for w.cycle() {
+			if w.drain() {
+				w.release()
+				w.drain()
 			}
 			return
 		}
 		for !w.abort.Load() && w.cycle() {
+			if w.failures > 0 {
+				w.backoff()
+				break
+			}
 			if !w.urgent.Load() {
 				w.wait()
 			}
 		}
+	}
+}
+
+// drain commits until nothing is pending, at a graceful stop. It gives up
+// (reporting false) when commits keep failing: after maxDrainFailures, or
+// at once when the store lost its lock (no commit can succeed again). What
+// was pending is then lost as in a crash; the reservation on disk still
+// covers the budget it spent.
+func (w *writer) drain() bool {
+	for w.cycle() {
+		if w.failures == 0 {
+			continue
+		}
+		if errors.Is(w.lastErr, store.ErrLockLost) || w.failures >= maxDrainFailures {
+			w.e.log.Error("giving up the final commits: pending decisions and rewards are not stored (their budget is: the reservation covers it)",
+				"failures", w.failures, "err", w.lastErr)
+			return false
+		}
+		w.backoff()
+	}
+	return true
+}
+
+// maxDrainFailures is how many failed commits a graceful stop retries.
+const maxDrainFailures = 5
+
+// backoff waits after a failed commit: 10 ms doubling to 1 s, so that a
+// store that refuses every commit is not retried (and logged) 200 times a
+// second. A stop interrupts it.
+func (w *writer) backoff() {
+	d := min(10*time.Millisecond<<min(w.failures-1, 7), time.Second)
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-w.quit:
 	}
 }
 
@@ -155,6 +201,7 @@ func (w *writer) release() {
 type item struct {
 	x       *experiment
 	applied int64 // AppliedSeq of the state written
+	version int64 // its Version
 	ents    []*entry
 	claims  []*claim
 	seed    [32]byte
@@ -177,6 +224,10 @@ func (w *writer) cycle() bool {
 		x.mu.Lock()
 		it := item{x: x}
 		x.dirty = false
+		if x.deleted {
+			x.mu.Unlock()
+			continue
+		}
 		it.ents = x.pendEnt
 		b.Decisions = append(b.Decisions, x.pendDec...)
 		x.pendEnt, x.pendDec = nil, nil
@@ -218,7 +269,7 @@ func (w *writer) cycle() bool {
 			continue
 		}
 		b.States[x.cfg.ID] = st
-		it.applied = st.AppliedSeq
+		it.applied, it.version = st.AppliedSeq, st.Version
 		x.mu.Unlock()
 		items = append(items, it)
 	}
@@ -226,9 +277,15 @@ func (w *writer) cycle() bool {
 	err := w.e.st.Commit(context.Background(), b)
 	w.e.m.commitDur.Observe(time.Since(t0).Seconds())
 	w.e.m.commitN.Observe(float64(len(b.Decisions) + len(b.Rewards)))
+	w.lastErr = err
 	if err != nil {
+		w.failures++
 		w.e.m.commitErr.Inc()
-		w.e.log.Error("group commit failed", "err", err, "decisions", len(b.Decisions), "rewards", len(b.Rewards))
+		if w.failures <= 3 || w.failures%100 == 0 || errors.Is(err, store.ErrLockLost) && w.failures == 4 {
+			w.e.log.Error("group commit failed; retrying with backoff", "err", err, "decisions", len(b.Decisions), "rewards", len(b.Rewards), "consecutive_failures", w.failures)
+		}
+	} else {
+		w.failures = 0
 	}
 	now := time.Now()
 	for _, it := range items {
@@ -288,11 +345,15 @@ func (w *writer) finish(it item, err error, now time.Time) {
 		x.led.committed(it.ext)
 	}
 	x.durableApplied = max(x.durableApplied, it.applied)
+	x.durableVersion = max(x.durableVersion, it.version)
 	if len(it.claims) > 0 {
 		x.marks = append(x.marks, purgeMark{seq: it.claims[len(it.claims)-1].seq, at: now})
 		x.src.updates(it.seed)
 		for _, c := range it.claims {
-			x.learn(int(c.ent.arm), c.ent.frozen, c.ent.features, c.value)
+			if lerr := x.learn(int(c.ent.arm), c.ent.frozen, c.ent.features, c.value); lerr != nil {
+				w.e.quarantine(x, quarantined{event: c.ent.id, seq: c.seq, err: lerr})
+				c.err = quarantineError{lerr}
+			}
 			x.appliedSeq = c.seq
 			c.durable = true
 			if c.def {

@@ -23,13 +23,14 @@ import (
 // serveCmd runs the HTTP decision service on the embedded SQLite store, or
 // on PostgreSQL when --db is a postgres:// URL.
 type serveCmd struct {
-	Addr      string        `default:"127.0.0.1:8080" help:"Address to listen on."`
-	DB        string        `name:"db" default:"./dpbandit.db" help:"SQLite database file (created if missing; WAL, synchronous=FULL), or a PostgreSQL URL such as postgres://user@host/db (one server per database; add ?search_path=SCHEMA to share a database)."`
-	AdminKey  string        `name:"admin-key" env:"DPBANDIT_ADMIN_KEY" help:"Admin API key (at least 16 characters). Without one, the first start generates a key, stores only its SHA-256 hash and prints it once."`
-	MaxBody   int64         `name:"max-body" default:"1048576" help:"Largest request body in bytes."`
-	RateLimit float64       `name:"rate-limit" default:"0" help:"Requests per second per API key (0: unlimited)."`
-	Retain    time.Duration `default:"1m" help:"How long logged decisions without a reward stay in memory (later rewards are looked up in the store)."`
-	LogLevel  string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level (JSON logs on stderr)."`
+	Addr         string        `default:"127.0.0.1:8080" help:"Address to listen on."`
+	DB           string        `name:"db" default:"./dpbandit.db" help:"SQLite database file (created if missing; WAL, synchronous=FULL), or a PostgreSQL URL such as postgres://user@host/db (one server per database; add ?search_path=SCHEMA to share a database)."`
+	AdminKey     string        `name:"admin-key" env:"DPBANDIT_ADMIN_KEY" help:"Admin API key (at least 16 characters). Without one, the first start generates a key, stores only its SHA-256 hash and prints it once. Given on a database that has another admin key, it replaces it (logged): the recovery path for a lost admin key."`
+	MetricsToken string        `name:"metrics-token" env:"DPBANDIT_METRICS_TOKEN" help:"Bearer token (at least 16 characters) that lets a /metrics scrape read the per-experiment series (decisions, rewards, privacy spent), as the admin key does. Without a credential a scrape gets the process-level series only."`
+	MaxBody      int64         `name:"max-body" default:"1048576" help:"Largest request body in bytes."`
+	RateLimit    float64       `name:"rate-limit" default:"0" help:"Requests per second per API key (0: unlimited)."`
+	Retain       time.Duration `default:"1m" help:"How long logged decisions without a reward stay in memory (later rewards are looked up in the store)."`
+	LogLevel     string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level (JSON logs on stderr)."`
 }
 
 func (c *serveCmd) Run(g *Globals) error {
@@ -45,7 +46,7 @@ func (c *serveCmd) Run(g *Globals) error {
 		return err
 	}
 	defer st.Close()
-	srv, key, err := server.New(ctx, server.Options{Store: st, AdminKey: c.AdminKey, Logger: log,
+	srv, key, err := server.New(ctx, server.Options{Store: st, AdminKey: c.AdminKey, MetricsToken: c.MetricsToken, Logger: log,
 		MaxBodyBytes: c.MaxBody, Retain: c.Retain, RateLimit: c.RateLimit})
 	if err != nil {
 		return err
@@ -70,6 +71,13 @@ func (c *serveCmd) Run(g *Globals) error {
 	fmt.Fprintf(g.Stdout, "dpbandit serving on http://%s (database %s)\n", ln.Addr(), redactDB(c.DB))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// A store that holds an exclusive lock on its database (PostgreSQL's
+	// lives in a database session, which can end) says when it lost it.
+	var lost <-chan struct{} // nil: never
+	ex, _ := st.(store.Exclusive)
+	if ex != nil {
+		lost = ex.Lost()
+	}
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -77,6 +85,19 @@ func (c *serveCmd) Run(g *Globals) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		err = hs.Shutdown(sctx)
 		cancel()
+	case <-lost:
+		// Another server may own the database now: stop serving at once,
+		// and skip the clean shutdown (srv.Close), whose final commits
+		// and reservation release could only fail (the store refuses every
+		// write now, and none would land) while the writer retries them.
+		lerr := ex.LostErr()
+		log.Error("lost the database lock: stopping; another server may own this database now", "err", lerr)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close() // requests still waiting on a commit that cannot come
+		}
+		cancel()
+		return fmt.Errorf("lost the database lock, so stopped serving (another server may own this database now): %w", lerr)
 	}
 	if cerr := srv.Close(); cerr != nil && err == nil {
 		err = cerr

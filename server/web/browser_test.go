@@ -367,12 +367,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	} else {
 		t.Logf("the server sends no per-arm decision counts: %q", sharesNote)
 	}
-	if exp.Privacy.Fraction > 0 {
-		// The gauge shows the fraction the API reports (or a later, larger one).
-		waitText(bctx, t, "budget-gauge-text", "a positive fraction spent", func(s string) bool { return s != "0%" && strings.HasSuffix(s, "%") })
+	if exp.Privacy.Share > 0 {
+		// The gauge shows the share the API reports (or a later, larger
+		// one), in the budget's own units, named: "7.5% of ε".
+		waitText(bctx, t, "budget-gauge-text", "a positive share spent, with its unit", func(s string) bool {
+			return !strings.HasPrefix(s, "0%") && strings.HasSuffix(s, "% of ε")
+		})
 		frac, err := chromedp.Run(bctx, chromedp.Evaluate[float64](`parseFloat(document.querySelector('[data-testid="budget-gauge"]').dataset.fraction)`))
-		if err != nil || frac < exp.Privacy.Fraction {
-			t.Errorf("gauge fraction = %v (%v), want ≥ %v as the API reports", frac, err, exp.Privacy.Fraction)
+		if err != nil || frac < exp.Privacy.Share {
+			t.Errorf("gauge share = %v (%v), want ≥ %v as the API reports", frac, err, exp.Privacy.Share)
 		}
 	}
 

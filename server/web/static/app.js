@@ -130,8 +130,13 @@
     const b = p.budget !== undefined ? p.budget : (exp.budget || null);
     const isPrivate = p.private !== undefined ? (!!p.private && !!b) : (!!b && p.notion !== 'none');
     const spent = amountOf(p.spent), remaining = amountOf(p.remaining);
-    let frac = num(p.fraction);
-    if (frac === undefined && b && spent.epsilon !== undefined && num(b.epsilon)) frac = spent.epsilon / b.epsilon;
+    // The share of the budget spent, in the budget's own units (ε at the
+    // budget's δ for an (ε, δ) budget, μ for a GDP one), as the server
+    // states it; the additive fraction (of μ², ρ or ε) only as a fallback.
+    let frac = num(p.share);
+    let unit = p.share_unit || '';
+    if (frac === undefined && b && spent.epsilon !== undefined && num(b.epsilon)) { frac = spent.epsilon / b.epsilon; unit = 'ε'; }
+    if (frac === undefined) { frac = num(p.fraction); unit = ''; }
     return {
       private: isPrivate,
       notion: p.notion || (b ? '' : 'none'),
@@ -139,7 +144,7 @@
       budgetEps: b ? num(b.epsilon) : undefined,
       budgetMu: b ? num(b.mu) : undefined,
       budgetDelta: b ? num(b.delta) : undefined,
-      spent, remaining, fraction: frac,
+      spent, remaining, fraction: frac, unit,
       exhausted: !!p.exhausted,
       reason: p.reason || '',
       statement: p.statement || '',
@@ -193,8 +198,9 @@
     if (p.accounting === 'filter') {
       s += ', enforced by a ' + (NOTIONS[p.notion] || p.notion || 'privacy') + ' filter whatever the number of decisions.';
       if (p.spent.epsilon !== undefined && !p.exhausted) {
-        s += ' So far it has spent ' + fmtPct(p.fraction) + ' of the budget: the decisions made so far are (' +
-          fmtEps(p.spent.epsilon) + ', ' + fmtDelta(p.budgetDelta) + ')-DP.';
+        const of = p.budgetEps !== undefined ? 'its ε = ' + fmtEps(p.budgetEps) : p.budgetMu !== undefined ? 'its μ = ' + fmtNum(p.budgetMu) : 'the budget';
+        s += ' So far it has spent ' + fmtPct(p.fraction) + ' of ' + of + ': the decisions made so far are (' +
+          fmtEps(p.spent.epsilon) + ', ' + fmtDelta(p.budgetDelta) + ')-DP' + (p.spent.mu !== undefined ? ' (μ = ' + fmtNum(p.spent.mu) + ')' : '') + '.';
       }
     } else {
       s += '.';
@@ -246,26 +252,32 @@
     return t;
   }
 
-  // Stacked area chart of shares: points [{x, shares: [..]}] with shares summing to 1.
+  // Stacked step chart of shares: points [{x0, x, shares: [..]}], each the
+  // shares of the decisions made in the interval (x0, x], summing to 1. Each
+  // interval is drawn flat over its own span: a share is known only as an
+  // average over its interval, so nothing is interpolated between samples.
   function drawShares(container, names, points) {
     container.textContent = '';
     const W = 600, H = 190, L = 36, R = 8, T = 8, B = 24;
-    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'decision shares over time' }, container);
-    const x0 = points[0].x, x1 = points[points.length - 1].x;
+    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'decision shares per interval' }, container);
+    const x0 = points[0].x0, x1 = points[points.length - 1].x;
     const sx = (x) => L + (x1 === x0 ? (W - L - R) : (x - x0) / (x1 - x0) * (W - L - R));
     const sy = (f) => T + (1 - f) * (H - T - B);
     for (const f of [0, 0.5, 1]) {
       el('line', { x1: L, x2: W - R, y1: sy(f), y2: sy(f), stroke: '#dde2e8' }, svg);
       text(svg, L - 4, sy(f) + 3, (100 * f) + '%', 'end');
     }
-    const pts = points.length === 1 ? [points[0], { x: points[0].x + 1, shares: points[0].shares }] : points;
-    const xs = points.length === 1 ? [L, W - R] : null;
-    let below = pts.map(() => 0);
+    // Two vertices per interval: its start and its end, at its share.
+    const xs = points.flatMap((p) => [sx(p.x0), sx(p.x)]);
+    let below = xs.map(() => 0);
     names.forEach((name, k) => {
-      const above = pts.map((p, i) => below[i] + (p.shares[k] || 0));
+      const above = points.flatMap((p, i) => {
+        const y = below[2 * i] + (p.shares[k] || 0);
+        return [y, y];
+      });
       let d = '';
-      pts.forEach((p, i) => { d += (i ? 'L' : 'M') + (xs ? xs[i] : sx(p.x)).toFixed(1) + ',' + sy(above[i]).toFixed(1); });
-      for (let i = pts.length - 1; i >= 0; i--) d += 'L' + (xs ? xs[i] : sx(pts[i].x)).toFixed(1) + ',' + sy(below[i]).toFixed(1);
+      xs.forEach((x, i) => { d += (i ? 'L' : 'M') + x.toFixed(1) + ',' + sy(above[i]).toFixed(1); });
+      for (let i = xs.length - 1; i >= 0; i--) d += 'L' + xs[i].toFixed(1) + ',' + sy(below[i]).toFixed(1);
       const path = el('path', { d: d + 'Z', fill: COLORS[k % COLORS.length], 'fill-opacity': 0.8, 'data-arm': name }, svg);
       el('title', {}, path).textContent = name;
       below = above;
@@ -384,9 +396,9 @@
     $('rewards-count').dataset.value = r === undefined ? '' : String(r);
     $('rewards-note').textContent = r === undefined ? 'not shown for this key' : '';
 
-    // Gauge: the fraction of the budget spent, in the accounting's additive units.
+    // Gauge: the share of the budget spent, in the budget's own units.
     if (p.private) {
-      drawGauge($('budget-gauge'), p.fraction === undefined ? null : p.fraction, p.fraction === undefined ? '?' : fmtPct(p.fraction));
+      drawGauge($('budget-gauge'), p.fraction === undefined ? null : p.fraction, p.fraction === undefined ? '?' : fmtPct(p.fraction) + (p.unit ? ' of ' + p.unit.split(' ')[0] : ''));
       const st = amountText(p.spent, p), rt = amountText(p.remaining, p);
       $('budget-spent').textContent = st || '–';
       $('budget-spent').dataset.value = p.fraction === undefined ? '' : String(p.fraction);
@@ -494,7 +506,7 @@
       const delta = s.counts.map((c, i) => c - base[i]);
       const tot = delta.reduce((a, b) => a + b, 0);
       if (tot > 0 && delta.every((x) => x >= 0)) {
-        out.push({ x: s.d, shares: delta.map((x) => x / tot) });
+        out.push({ x0: prev ? prev.d : s.d - tot, x: s.d, shares: delta.map((x) => x / tot) });
         prev = s;
       } else if (!prev || tot < 0) {
         prev = s;
