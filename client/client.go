@@ -5,8 +5,9 @@
 // connections (HTTP keep-alive): make one per service and share it. Every
 // call takes a context for cancellation and deadlines. Errors returned by the
 // service are *APIError values carrying the HTTP status and the service's
-// {"error": {"code", "message"}} body; test them with errors.As or with
-// IsNotFound, IsConflict and friends.
+// {"error": {"code", "message"}} body; test them with errors.As, with
+// IsNotFound, IsConflict and friends, or with ErrorCode and the Code
+// constants (e.g. CodeExperimentStopped).
 //
 // The client only ever sees what the service releases: for a client key,
 // that is the chosen arm (a differentially private output) and nothing
@@ -128,15 +129,60 @@ func StatusOf(err error) int {
 	return 0
 }
 
-// IsNotFound reports whether err is a 404 from the service (unknown
-// experiment or event).
+// ErrorCode returns the machine-readable code of an *APIError in err's
+// chain (e.g. CodeExperimentStopped), or "" when there is none or the
+// service's body carried none.
+func ErrorCode(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	return ""
+}
+
+// Error codes (APIError.Code, ErrorCode) that callers commonly act on; the
+// service's message says the rest in words. api/openapi.yaml is the
+// contract.
+const (
+	// CodeNotFound (404): no such experiment (never created, or deleted),
+	// or no such key.
+	CodeNotFound = "not_found"
+	// CodeUnknownEvent (404): a reward for an event id the experiment never
+	// decided (or lost in a crash before it was logged).
+	CodeUnknownEvent = "unknown_event"
+	// CodeUnauthorized (401): a missing, wrong or revoked key.
+	CodeUnauthorized = "unauthorized"
+	// CodeForbidden (403): a client key outside its scope, or on an
+	// operation that needs the admin key.
+	CodeForbidden = "forbidden"
+	// CodeBudgetExhausted (409): a decision refused because the privacy
+	// budget is spent and the experiment's on_exhausted is "stop".
+	CodeBudgetExhausted = "budget_exhausted"
+	// CodeExperimentStopped (409): a decision on an experiment its operator
+	// stopped (StopExperiment). Rewards for its past decisions are still
+	// accepted.
+	CodeExperimentStopped = "experiment_stopped"
+	// CodeExperimentArchived (409): a decision or a reward on an archived
+	// experiment (ArchiveExperiment), which is read-only.
+	CodeExperimentArchived = "experiment_archived"
+	// CodeRewardConflict (409): a second, different reward for one event.
+	CodeRewardConflict = "reward_conflict"
+	// CodeRewardPurged (409): a repeat of a reward whose value was deleted
+	// after the experiment's reward_retention, so it cannot be compared.
+	CodeRewardPurged = "reward_purged"
+)
+
+// IsNotFound reports whether err is a 404 from the service (unknown or
+// deleted experiment, unknown event, unknown key).
 func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
 
 // IsConflict reports whether err is a 409 from the service: a second,
-// different reward for one event, or an experiment stopped by its budget.
+// different reward for one event, an experiment stopped by its budget or by
+// its operator, or an archived one. ErrorCode tells them apart.
 func IsConflict(err error) bool { return StatusOf(err) == http.StatusConflict }
 
-// IsUnauthorized reports whether err is a 401 (missing or wrong key).
+// IsUnauthorized reports whether err is a 401 (missing, wrong or revoked
+// key).
 func IsUnauthorized(err error) bool { return StatusOf(err) == http.StatusUnauthorized }
 
 // IsForbidden reports whether err is a 403 (a key outside its scope).

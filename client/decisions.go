@@ -36,7 +36,12 @@ type Decision struct {
 	PropensityDraws int      `json:"propensity_draws,omitempty"`
 }
 
-// Decide asks experiment expID for one decision.
+// Decide asks experiment expID for one decision. A new decision on an
+// experiment that makes no more is a 409 (IsConflict) whose ErrorCode says
+// why: CodeExperimentStopped (StopExperiment), CodeExperimentArchived
+// (ArchiveExperiment) or CodeBudgetExhausted (the budget is spent and
+// OnExhausted is "stop"); a repeated EventID still returns its decision
+// after a stop.
 func (c *Client) Decide(ctx context.Context, expID string, req DecideRequest) (Decision, error) {
 	var out Decision
 	err := c.do(ctx, http.MethodPost, expPath(expID, "/decisions"), req, &out)
@@ -81,7 +86,9 @@ type Reward struct {
 // answered 202: the reward is durable. Posting the same reward again is a
 // no-op; a different reward for the same event is a 409 (IsConflict), an
 // unknown event a 404 (IsNotFound), and a reward outside the experiment's
-// reward range a 400.
+// reward range a 400. A stopped experiment (StopExperiment) still accepts
+// the rewards of its past decisions; an archived one answers 409 with code
+// CodeExperimentArchived.
 func (c *Client) Reward(ctx context.Context, expID, eventID string, reward float64) error {
 	return c.do(ctx, http.MethodPost, expPath(expID, "/rewards"), Reward{EventID: eventID, Reward: reward}, nil)
 }

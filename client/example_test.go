@@ -163,3 +163,55 @@ func ExampleClient_Decide_contextual() {
 	// without candidates: 400
 	// contextual: true dim: 3 feature norm: 2
 }
+
+// The operator's lifecycle of an experiment: stop its decisions (rewards
+// for past decisions still count), archive it (read-only), delete it, and
+// revoke the client key that served it. Each refusal is an *APIError whose
+// ErrorCode says why.
+func ExampleClient_StopExperiment() {
+	srv := clienttest.NewServer("admin-secret")
+	defer srv.Close()
+	ctx := context.Background()
+	admin, _ := client.New(srv.URL, "admin-secret")
+	exp, err := admin.CreateExperiment(ctx, client.ExperimentSpec{
+		Name: "spring-sale", Arms: []string{"a", "b", "c"}, Policy: "mts-gaussian",
+		Horizon: 10000, Budget: &client.Budget{Epsilon: 1, Delta: 1e-6},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, _ := admin.CreateKey(ctx, exp.ID)
+	app, _ := client.New(srv.URL, key.Secret) // what the application uses
+	d, _ := app.Decide(ctx, exp.ID, client.DecideRequest{})
+
+	st, _ := admin.StopExperiment(ctx, exp.ID)
+	fmt.Println("status:", st.Status)
+	_, err = app.Decide(ctx, exp.ID, client.DecideRequest{})
+	fmt.Println("decide:", client.StatusOf(err), client.ErrorCode(err))
+	fmt.Println("reward for a past decision:", app.Reward(ctx, exp.ID, d.EventID, 1))
+
+	st, _ = admin.ArchiveExperiment(ctx, exp.ID)
+	fmt.Println("status:", st.Status, "decisions:", st.Decisions, "rewards:", st.Rewards)
+	err = app.Reward(ctx, exp.ID, d.EventID, 1)
+	fmt.Println("reward:", client.StatusOf(err), client.ErrorCode(err))
+
+	if err := admin.DeleteExperiment(ctx, exp.ID); err != nil {
+		log.Fatal(err)
+	}
+	_, err = admin.GetExperiment(ctx, exp.ID)
+	fmt.Println("get:", client.IsNotFound(err))
+
+	if err := admin.RevokeKey(ctx, key.ID); err != nil {
+		log.Fatal(err)
+	}
+	_, err = app.Decide(ctx, exp.ID, client.DecideRequest{})
+	fmt.Println("revoked key:", client.IsUnauthorized(err))
+	// Output:
+	// status: stopped
+	// decide: 409 experiment_stopped
+	// reward for a past decision: <nil>
+	// status: archived decisions: 1 rewards: 1
+	// reward: 409 experiment_archived
+	// get: true
+	// revoked key: true
+}
