@@ -2,6 +2,7 @@ package linear_test
 
 import (
 	"fmt"
+	"github.com/dpbandit/dpbandit/internal/timebound"
 	"math"
 	"testing"
 	"time"
@@ -20,23 +21,10 @@ import (
 // for a loaded 2-core machine, and a hang never ends.
 const adaBound = 10 * time.Second
 
-// adaWithin runs fn in a goroutine and fails the test if it panics or has
-// not returned after adaBound (a timed-out call is left running).
+// adaWithin runs fn under adaBound (internal/timebound).
 func adaWithin(t *testing.T, what string, fn func()) {
 	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		fn()
-	}()
-	select {
-	case p := <-done:
-		if p != nil {
-			t.Fatalf("%s panicked: %v", what, p)
-		}
-	case <-time.After(adaBound):
-		t.Fatalf("%s did not return within %v (unbounded search)", what, adaBound)
-	}
+	timebound.Within(t, adaBound, what, fn)
 }
 
 // TestAdaPrivateSigmaHugeEpsilon: every mechanism and basis calibrates

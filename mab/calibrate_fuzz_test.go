@@ -2,6 +2,7 @@ package mab
 
 import (
 	"fmt"
+	"github.com/dpbandit/dpbandit/internal/timebound"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -23,23 +24,10 @@ import (
 // ends.
 const calibrateBound = 5 * time.Second
 
-// withinBound runs fn in a goroutine and fails the test if it panics or has
-// not returned after calibrateBound (a timed-out call is left running).
+// withinBound runs fn under calibrateBound (internal/timebound).
 func withinBound(t testing.TB, what string, fn func()) {
 	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		fn()
-	}()
-	select {
-	case p := <-done:
-		if p != nil {
-			t.Fatalf("%s panicked: %v", what, p)
-		}
-	case <-time.After(calibrateBound):
-		t.Fatalf("%s did not return within %v (unbounded search)", what, calibrateBound)
-	}
+	timebound.Within(t, calibrateBound, what, fn)
 }
 
 // checkCalibrated fails unless params p of policy name complete, build and

@@ -3,6 +3,7 @@ package privacy
 import (
 	"errors"
 	"fmt"
+	"github.com/dpbandit/dpbandit/internal/timebound"
 	"math"
 	"math/big"
 	"testing"
@@ -23,24 +24,10 @@ import (
 // loaded 2-core machine running `go test ./...`, and a hang never ends.
 const callBound = 5 * time.Second
 
-// within runs fn in a goroutine and fails the test if it panics or has not
-// returned after callBound. A timed-out call is left running (it cannot be
-// stopped); the test fails at once.
+// within runs fn under callBound (internal/timebound).
 func within(t testing.TB, what string, fn func()) {
 	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		fn()
-	}()
-	select {
-	case p := <-done:
-		if p != nil {
-			t.Fatalf("%s panicked: %v", what, p)
-		}
-	case <-time.After(callBound):
-		t.Fatalf("%s did not return within %v (unbounded search)", what, callBound)
-	}
+	timebound.Within(t, callBound, what, fn)
 }
 
 // exactA returns a = μ/2 − ε/μ computed in 300-bit arithmetic and rounded to
