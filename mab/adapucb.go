@@ -3,11 +3,11 @@ package mab
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -50,15 +50,31 @@ import (
 // Lap(1/(ε·len)), hence ε-DP; releases read disjoint rewards (Lemma 1,
 // parallel composition) and the index, the argmax and the commitment are
 // post-processing. An episode cut off by the horizon is never released.
+// This holds for the whole stream at any horizon, so a privacy filter
+// charges ε once: NextCost is ε before the first Select and 0 afterwards
+// (bandit.Metered; the charge is part of the saved state).
+//
+// The release is computed as (Σ episode rewards + Lap(1/ε))/len, the
+// Laplace mechanism on the episode sum (sensitivity 1); len is a power of
+// two, so this is exactly the mean plus Lap(1/(ε·len)) above, draw for
+// draw, and every release has the same scale and sensitivity.
+//
+// Serving: with Grid set every release is the snapped discrete Laplace on a
+// power-of-two grid (noise.GridLaplace; Mironov, CCS 2012; Canonne, Kamath &
+// Steinke, NeurIPS 2020), which pays for the snapping itself, so the
+// certified ε is unchanged; it reads the policy's generator, and a released
+// mean is kept and never redrawn after a restore. Without Grid
+// (simulation) the releases are the continuous Laplace draws, as before.
 //
 // Complexity: Select is O(K) at an episode start and O(1) inside an
-// episode; Update O(1). No allocation after construction. Not safe for
-// concurrent use.
+// episode; Update O(1). No allocation after construction in simulation (a
+// grid release allocates a few big.Int words). Not safe for concurrent use.
 type AdaPUCB struct {
-	opts AdaPUCBOptions
-	r    *rand.Rand
-	st   adapState
-	idx  []float64
+	opts  AdaPUCBOptions
+	r     *rand.Rand
+	noise *pureNoiseCache // release noise on r
+	st    adapState
+	idx   []float64
 }
 
 // AdaPUCBOptions configures AdaP-UCB.
@@ -66,6 +82,9 @@ type AdaPUCBOptions struct {
 	K       int     // number of arms, ≥ 1
 	Epsilon float64 // pure-DP budget ε, in [1e-6, ∞)
 	Alpha   float64 // index parameter α ≥ 0 (the regret bound needs α > 3; paper 3.1)
+	// Grid releases with the secure snapped discrete Laplace (serving);
+	// false uses continuous Laplace draws (simulation).
+	Grid bool
 }
 
 type adapState struct {
@@ -80,6 +99,7 @@ type adapState struct {
 	Sum     float64   `json:"sum"`     // its reward sum (not released)
 	Steps   int       `json:"steps"`   // rounds played
 	Episode int       `json:"episode"` // episodes started
+	Meter   pureMeter `json:"meter"`   // whether the filter charged ε
 }
 
 // NewAdaPUCB returns AdaP-UCB, drawing its Laplace noise from r.
@@ -98,7 +118,7 @@ func NewAdaPUCB(opts AdaPUCBOptions, r *rand.Rand) (*AdaPUCB, error) {
 		return nil, errors.New(name + ": needs a non-nil *rand.Rand")
 	}
 	k := opts.K
-	return &AdaPUCB{opts: opts, r: r, idx: make([]float64, k), st: adapState{
+	return &AdaPUCB{opts: opts, r: r, noise: newPureNoise(opts.Grid, r), idx: make([]float64, k), st: adapState{
 		Mu: make([]float64, k), N: make([]int, k), Total: make([]int, k), Pulls: make([]int, k), Cur: -1,
 	}}, nil
 }
@@ -108,6 +128,7 @@ func NewAdaPUCB(opts AdaPUCBOptions, r *rand.Rand) (*AdaPUCB, error) {
 // complete.
 func (p *AdaPUCB) Select() int {
 	st := &p.st
+	st.Meter.selected()
 	if st.Init < len(st.Mu) {
 		return st.Init
 	}
@@ -135,34 +156,44 @@ func (p *AdaPUCB) Update(arm int, reward float64) {
 	st.Steps++
 	st.Pulls[arm]++
 	if st.Init < len(st.Mu) && arm == st.Init && st.N[arm] == 0 {
-		st.Mu[arm] = reward + noise.Laplace(p.r, pureLapScale(1, p.opts.Epsilon))
+		st.Mu[arm] = pureRelease(p.noise, reward, 1, p.opts.Epsilon)
 		st.N[arm], st.Total[arm] = 1, 1
 		st.Init++
 		return
 	}
-	if st.Left == 0 {
-		return // no episode open (Update without Select): the reward is not read
+	if st.Left == 0 || arm != st.Cur {
+		// No episode open (Update without Select), or a reward of another
+		// arm (in the service several decisions can be out before their
+		// rewards arrive, so a late reward of an earlier episode's arm can
+		// come in during this one): the reward is not read.
+		return
 	}
 	st.Sum += reward
 	st.Left--
 	if st.Left == 0 {
 		l := float64(st.Len)
-		// Laplace mechanism on the episode mean: sensitivity 1/len.
-		st.Mu[st.Cur] = st.Sum/l + noise.Laplace(p.r, pureLapScale(1/l, p.opts.Epsilon))
+		// Laplace mechanism on the episode sum (sensitivity 1), as a mean:
+		// the same draw as the mean + Lap(1/(ε·len)), len a power of two.
+		st.Mu[st.Cur] = pureRelease(p.noise, st.Sum, 1, p.opts.Epsilon) / l
 		st.N[st.Cur] = st.Len
 		st.Total[st.Cur] += st.Len
 		st.Sum = 0
 	}
 }
 
-// Privacy reports ε-DP (paper and certified).
-func (p *AdaPUCB) Privacy() privacy.Report { return adapReport(p.opts.Epsilon) }
+// NextCost is the privacy filter's charge for the next Select: the
+// certified ε before the first Select, 0 afterwards.
+func (p *AdaPUCB) NextCost() privacy.Guarantee { return p.st.Meter.next(p.opts.Epsilon) }
 
-func adapReport(eps float64) privacy.Report {
+// Privacy reports ε-DP (paper and certified).
+func (p *AdaPUCB) Privacy() privacy.Report { return adapReport(p.opts.Epsilon, p.opts.Grid) }
+
+func adapReport(eps float64, grid bool) privacy.Report {
 	return pureReport("adap-ucb", eps, eps,
-		"Azize & Basu 2022 Alg 1 + Eq. (7), Thm 6/7; SPEC.md §1.12: each reward enters exactly one "+
-			"episode mean with Lap(1/(ε·len)) (sensitivity 1/len), episodes are disjoint (Lemma 1, parallel "+
-			"composition), index and commitment are post-processing: ε-DP; paper and certified values coincide.")
+		"ε-DP (event-level) for the whole reward stream, at any horizon (Azize & Basu, NeurIPS 2022, Alg 1 + Eq. (7), "+
+			"Thm 6/7): each reward enters exactly one released episode mean (sensitivity 1/len, Laplace noise of scale "+
+			"1/(ε·len)), episodes read disjoint rewards (Lemma 1, parallel composition), and the index and the "+
+			"commitment are post-processing; paper and certified values coincide. "+pureNoiseWords(grid, "kept noisy value"))
 }
 
 // MarshalJSON encodes the options and the learning state (not the
@@ -172,25 +203,63 @@ func (p *AdaPUCB) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[AdaPUCBOptions, adapState]{Options: p.opts, State: p.st})
 }
 
-// UnmarshalJSON restores a state written by MarshalJSON, keeping the
-// policy's generator.
+// UnmarshalJSON restores a state written by MarshalJSON without redrawing
+// any released mean, keeping the policy's generator. A state that does not
+// fit its options, or whose options differ from those the policy was built
+// with, is refused.
 func (p *AdaPUCB) UnmarshalJSON(b []byte) error {
-	j, q, err := pureDecode[adapState]("adap-ucb", b, rand.New(rand.NewPCG(0, 0)), NewAdaPUCB)
+	const name = "adap-ucb"
+	j, q, err := pureDecode[adapState](name, b, pureGen(p.r), NewAdaPUCB)
 	if err != nil {
 		return err
 	}
-	k := j.Options.K
-	st := j.State
-	if len(st.Mu) != k || len(st.N) != k || len(st.Total) != k || len(st.Pulls) != k ||
-		st.Init < 0 || st.Init > k || st.Cur < -1 || st.Cur >= k || st.Left < 0 || st.Left > st.Len ||
-		(st.Left > 0 && st.Cur < 0) {
-		return errors.New("adap-ucb: decoding state: inconsistent with K")
+	if err := pureSameOptions(name, j.Options, p.opts, p.opts.K > 0); err != nil {
+		return err
 	}
-	r := p.r
+	st := j.State
+	if err := st.check(j.Options.K); err != nil {
+		return fmt.Errorf("%s: decoding state: %w", name, err)
+	}
 	*p = *q
 	p.st = st
-	if r != nil {
-		p.r = r
+	return nil
+}
+
+// check refuses a state that AdaP-UCB with k arms cannot reach.
+func (st *adapState) check(k int) error {
+	if err := pureLens(k, map[string]int{"mu": len(st.Mu), "n_last": len(st.N), "n_total": len(st.Total), "pulls": len(st.Pulls)}); err != nil {
+		return err
+	}
+	if st.Init < 0 || st.Init > k {
+		return fmt.Errorf("init = %d is outside [0, K = %d]", st.Init, k)
+	}
+	if err := pureCounts(st.Steps, st.Pulls); err != nil {
+		return err
+	}
+	if st.Episode < 0 {
+		return fmt.Errorf("episode = %d is negative", st.Episode)
+	}
+	for a := range k {
+		if !pureFinite(st.Mu[a]) {
+			return fmt.Errorf("arm %d: the released mean is not a finite number", a)
+		}
+		n, tot := st.N[a], st.Total[a]
+		if a < st.Init {
+			if n < 1 || tot < n || tot > st.Pulls[a] {
+				return fmt.Errorf("arm %d: last episode %d, total %d, pulls %d: inconsistent", a, n, tot, st.Pulls[a])
+			}
+		} else if n != 0 || tot != 0 || st.Mu[a] != 0 {
+			return fmt.Errorf("arm %d is not initialised (init = %d) but has a state", a, st.Init)
+		}
+	}
+	if st.Cur < -1 || st.Cur >= k || st.Len < 0 || st.Left < 0 || st.Left > st.Len || (st.Left > 0 && st.Cur < 0) {
+		return fmt.Errorf("running episode (arm %d, length %d, %d left) is inconsistent with K = %d", st.Cur, st.Len, st.Left, k)
+	}
+	if st.Left > 0 && st.Len != st.Total[st.Cur] {
+		return fmt.Errorf("running episode of arm %d has length %d, want its total %d", st.Cur, st.Len, st.Total[st.Cur])
+	}
+	if !pureFinite(st.Sum) || st.Sum < 0 || st.Sum > float64(st.Len-st.Left) {
+		return fmt.Errorf("running episode sum %v is outside [0, %d]", st.Sum, st.Len-st.Left)
 	}
 	return nil
 }
@@ -204,11 +273,13 @@ func init() {
 		Params: []bandit.Param{
 			pureEpsilonParam,
 			{Name: "alpha", Default: 3.1, Min: 0, Max: math.Inf(1), Doc: "index parameter α (regret bound needs α > 3)"},
+			gridParam,
 		},
 		New: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Policy, error) {
-			return NewAdaPUCB(AdaPUCBOptions{K: s.K, Epsilon: p["epsilon"], Alpha: p["alpha"]}, r)
+			return NewAdaPUCB(AdaPUCBOptions{K: s.K, Epsilon: p["epsilon"], Alpha: p["alpha"], Grid: p["grid"] == 1}, r)
 		},
-		Report:    pureEpsReport("adap-ucb", adapReport),
+		Report:    pureGridReport("adap-ucb", adapReport),
 		Calibrate: pureCalibrator("adap-ucb"),
+		Serving:   pureServing,
 	})
 }

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/noise"
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
@@ -60,12 +61,30 @@ import (
 //     exploitation are post-processing. A last epoch cut off by the horizon
 //     is never released.
 //
+// The guarantee holds for the whole stream at any horizon, so a privacy
+// filter charges it once: NextCost is ε before the first Select and 0
+// afterwards (bandit.Metered; the charge is part of the saved state).
+//
+// # Serving (grid = 1)
+//
+// With Grid set every epoch mean is released by the snapped discrete
+// Laplace on a power-of-two grid (noise.GridLaplace: Mironov 2012, "On
+// significance of the least significant bits for differential privacy",
+// CCS; Canonne, Kamath & Steinke, NeurIPS 2020), whose scale is enlarged to
+// pay for the snapping, so each release is still ε-DP and the certified ε
+// is unchanged. The draws read the policy's generator; a released mean is
+// kept in the state and never drawn again after a restore. With Grid unset
+// (simulation) the release is the continuous x + Lap(1/(ε·R_e)), with the
+// same draws as before the grid existed.
+//
 // Complexity: Select is O(1), Update O(1) except at epoch ends (O(K)). No
-// allocation after construction. Not safe for concurrent use.
+// allocation after construction in simulation (grid = 0; a grid release
+// allocates a few big.Int words). Not safe for concurrent use.
 type DPSE struct {
-	opts DPSEOptions
-	beta float64 // effective β
-	r    *rand.Rand
+	opts  DPSEOptions
+	beta  float64 // effective β
+	r     *rand.Rand
+	noise *pureNoiseCache // release noise on r
 
 	st dpseState
 }
@@ -77,6 +96,9 @@ type DPSEOptions struct {
 	Epsilon float64 // pure-DP budget ε, in [1e-6, ∞)
 	// Beta is the failure probability β in (0, 1); 0 selects 1/T.
 	Beta float64
+	// Grid releases the epoch means with the secure snapped discrete
+	// Laplace (serving); false uses continuous Laplace draws (simulation).
+	Grid bool
 }
 
 type dpseState struct {
@@ -90,6 +112,7 @@ type dpseState struct {
 	Pulls  []int     `json:"pulls"`   // total pulls per arm (public)
 	Steps  int       `json:"steps"`   // rounds played
 	Drops  []int     `json:"dropped"` // epoch in which each arm was dropped (0 = alive)
+	Meter  pureMeter `json:"meter"`   // whether the filter charged ε
 }
 
 // NewDPSE returns DP-SE for the options, drawing its Laplace noise from r.
@@ -117,7 +140,7 @@ func NewDPSE(opts DPSEOptions, r *rand.Rand) (*DPSE, error) {
 	if r == nil {
 		return nil, errors.New(name + ": needs a non-nil *rand.Rand")
 	}
-	p := &DPSE{opts: opts, beta: beta, r: r}
+	p := &DPSE{opts: opts, beta: beta, r: r, noise: newPureNoise(opts.Grid, r)}
 	k := opts.K
 	p.st = dpseState{
 		Alive: make([]int, k),
@@ -160,6 +183,7 @@ func dpseRe(s, e int, eps, beta float64) int {
 // Select returns the next arm of the round-robin over the surviving arms.
 func (p *DPSE) Select() int {
 	st := &p.st
+	st.Meter.selected()
 	if len(st.Alive) == 1 {
 		return st.Alive[0]
 	}
@@ -175,6 +199,13 @@ func (p *DPSE) Update(arm int, reward float64) {
 	st.Pulls[arm]++
 	if len(st.Alive) == 1 {
 		return // exploitation: the reward is never read
+	}
+	if arm != st.Alive[st.Pos] {
+		// A reward of another arm than the round-robin's current one (in the
+		// service several decisions can be out before their rewards arrive,
+		// so a late reward can come in after the schedule moved on): it is
+		// not read, so every epoch mean holds R_e rewards of its own arm.
+		return
 	}
 	st.Sums[arm] += reward
 	st.Pos++
@@ -200,7 +231,7 @@ func (p *DPSE) eliminate() {
 	best := math.Inf(-1)
 	for _, a := range st.Alive {
 		// Laplace mechanism on the epoch mean: sensitivity 1/R_e, scale 1/(ε R_e).
-		st.Noisy[a] = st.Sums[a]/re + noise.Laplace(p.r, pureLapScale(1/re, eps))
+		st.Noisy[a] = pureRelease(p.noise, st.Sums[a]/re, 1/re, eps)
 		best = math.Max(best, st.Noisy[a])
 	}
 	h := math.Sqrt(math.Log(8*s*e2/p.beta) / (2 * re))
@@ -223,14 +254,20 @@ func (p *DPSE) Survivors() []int { return append([]int(nil), p.st.Alive...) }
 // Epoch returns the current epoch e ≥ 1 and its per-arm pull count R_e.
 func (p *DPSE) Epoch() (e, re int) { return p.st.Epoch, p.st.Re }
 
-// Privacy reports ε-DP (paper and certified; see the type's doc comment).
-func (p *DPSE) Privacy() privacy.Report { return dpseReport(p.opts.Epsilon) }
+// NextCost is the privacy filter's charge for the next Select: the
+// certified ε before the first Select, 0 afterwards (the releases compose in
+// parallel, so the whole run is ε-DP).
+func (p *DPSE) NextCost() privacy.Guarantee { return p.st.Meter.next(p.opts.Epsilon) }
 
-func dpseReport(eps float64) privacy.Report {
+// Privacy reports ε-DP (paper and certified; see the type's doc comment).
+func (p *DPSE) Privacy() privacy.Report { return dpseReport(p.opts.Epsilon, p.opts.Grid) }
+
+func dpseReport(eps float64, grid bool) privacy.Report {
 	return pureReport("dp-se", eps, eps,
-		"Sajed & Sheffet 2019 (DP-SE), SPEC.md §1.12: each reward enters exactly one released epoch mean "+
-			"(sensitivity 1/R_e, Lap(1/(εR_e))), releases use disjoint rewards (parallel composition), "+
-			"elimination and scheduling are post-processing: ε-DP; paper and certified values coincide.")
+		"ε-DP (event-level) for the whole reward stream, at any horizon (Sajed & Sheffet, ICML 2019, DP-SE): "+
+			"each reward enters exactly one released epoch mean (sensitivity 1/R_e, Laplace noise of scale 1/(ε·R_e)), "+
+			"releases read disjoint rewards (parallel composition), and the elimination and the schedule are "+
+			"post-processing; paper and certified values coincide. "+pureNoiseWords(grid, "kept noisy value"))
 }
 
 // MarshalJSON encodes the options and the learning state (not the
@@ -240,33 +277,72 @@ func (p *DPSE) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[DPSEOptions, dpseState]{Options: p.opts, State: p.st})
 }
 
-// UnmarshalJSON restores a state written by MarshalJSON. The policy keeps
-// its current generator; unmarshal into a policy built by NewDPSE so that it
-// has one.
+// UnmarshalJSON restores a state written by MarshalJSON without redrawing
+// any released mean. The policy keeps its current generator; unmarshal into
+// a policy built by NewDPSE so that it has one. A state that does not fit
+// its options, or whose options differ from those the policy was built
+// with, is refused.
 func (p *DPSE) UnmarshalJSON(b []byte) error {
-	j, q, err := pureDecode[dpseState]("dp-se", b, rand.New(rand.NewPCG(0, 0)), NewDPSE)
+	const name = "dp-se"
+	j, q, err := pureDecode[dpseState](name, b, pureGen(p.r), NewDPSE)
 	if err != nil {
 		return err
 	}
-	k := j.Options.K
+	if err := pureSameOptions(name, j.Options, p.opts, p.opts.K > 0); err != nil {
+		return err
+	}
 	st := j.State
-	if len(st.Alive) < 1 || len(st.Alive) > k || len(st.Sums) != k || len(st.Noisy) != k ||
-		len(st.Pulls) != k || len(st.Drops) != k || st.Epoch < 1 || st.Pos < 0 || st.Pos >= len(st.Alive) {
-		return errors.New("dp-se: decoding state: inconsistent with K")
+	if err := st.check(j.Options.K, j.Options.Epsilon, q.beta); err != nil {
+		return fmt.Errorf("%s: decoding state: %w", name, err)
 	}
-	for _, a := range st.Alive {
-		if a < 0 || a >= k {
-			return errors.New("dp-se: decoding state: surviving arm out of range")
-		}
-	}
-	alive := make([]int, len(st.Alive), k) // keep capacity K like the constructor
+	alive := make([]int, len(st.Alive), j.Options.K) // keep capacity K like the constructor
 	copy(alive, st.Alive)
 	st.Alive = alive
-	r := p.r
 	*p = *q
 	p.st = st
-	if r != nil {
-		p.r = r
+	return nil
+}
+
+// check refuses a state that DP-SE with K arms, ε and β cannot reach.
+func (st *dpseState) check(k int, eps, beta float64) error {
+	if err := pureLens(k, map[string]int{"sums": len(st.Sums), "noisy": len(st.Noisy), "pulls": len(st.Pulls), "dropped": len(st.Drops)}); err != nil {
+		return err
+	}
+	if len(st.Alive) < 1 || len(st.Alive) > k {
+		return fmt.Errorf("alive lists %d arms, want 1 to K = %d", len(st.Alive), k)
+	}
+	for i, a := range st.Alive {
+		if a < 0 || a >= k || (i > 0 && a <= st.Alive[i-1]) {
+			return fmt.Errorf("alive = %v is not an increasing list of arms in [0, %d)", st.Alive, k)
+		}
+	}
+	if st.Epoch < 1 || st.Epoch > 1000 {
+		return fmt.Errorf("epoch = %d is outside [1, 1000]", st.Epoch)
+	}
+	if want := dpseRe(len(st.Alive), st.Epoch, eps, beta); st.Re != want {
+		return fmt.Errorf("re = %d, but epoch %d with %d surviving arms pulls each %d times", st.Re, st.Epoch, len(st.Alive), want)
+	}
+	if st.Pos < 0 || st.Pos >= len(st.Alive) || st.Rounds < 0 || st.Rounds >= st.Re {
+		return fmt.Errorf("pos = %d, rounds = %d: outside [0, %d) and [0, %d)", st.Pos, st.Rounds, len(st.Alive), st.Re)
+	}
+	if err := pureCounts(st.Steps, st.Pulls); err != nil {
+		return err
+	}
+	alive := 0
+	for a := range k {
+		if !pureFinite(st.Sums[a]) || !pureFinite(st.Noisy[a]) {
+			return fmt.Errorf("arm %d: a sum or a released mean is not a finite number", a)
+		}
+		if st.Sums[a] < 0 || st.Sums[a] > float64(st.Rounds+1) {
+			return fmt.Errorf("arm %d: epoch sum %v outside [0, %d]", a, st.Sums[a], st.Rounds+1)
+		}
+		isAlive := alive < len(st.Alive) && st.Alive[alive] == a
+		if isAlive {
+			alive++
+		}
+		if d := st.Drops[a]; (d == 0) != isAlive || d < 0 || d >= st.Epoch {
+			return fmt.Errorf("arm %d: dropped in epoch %d is inconsistent with alive = %v in epoch %d", a, d, st.Alive, st.Epoch)
+		}
 	}
 	return nil
 }
@@ -280,12 +356,14 @@ func init() {
 		Params: []bandit.Param{
 			pureEpsilonParam,
 			{Name: "beta", Default: 0, Min: 0, Max: 0.999999, Doc: "failure probability β; 0 selects 1/T"},
+			gridParam,
 		},
 		New: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Policy, error) {
-			return NewDPSE(DPSEOptions{K: s.K, Horizon: s.Horizon, Epsilon: p["epsilon"], Beta: p["beta"]}, r)
+			return NewDPSE(DPSEOptions{K: s.K, Horizon: s.Horizon, Epsilon: p["epsilon"], Beta: p["beta"], Grid: p["grid"] == 1}, r)
 		},
-		Report:    pureEpsReport("dp-se", dpseReport),
+		Report:    pureGridReport("dp-se", dpseReport),
 		Calibrate: pureCalibrator("dp-se"),
+		Serving:   pureServing,
 	})
 }
 
@@ -399,6 +477,87 @@ func pureEpsReport(name string, report func(eps float64) privacy.Report) func(ba
 		}
 		return report(p["epsilon"]), nil
 	}
+}
+
+// pureGridReport is pureEpsReport for a policy served with the grid
+// parameter: report builds the report from ε and whether grid = 1.
+func pureGridReport(name string, report func(eps float64, grid bool) privacy.Report) func(bandit.Setting, bandit.Params) (privacy.Report, error) {
+	return func(_ bandit.Setting, p bandit.Params) (privacy.Report, error) {
+		if err := pureCheckEpsilon(name, p["epsilon"]); err != nil {
+			return privacy.Report{}, err
+		}
+		return report(p["epsilon"], p["grid"] == 1), nil
+	}
+}
+
+// pureSameOptions refuses to restore a state stored with options other than
+// those the policy was built with (built: the receiver came from the
+// constructor, not a zero value), e.g. a stored ε that was altered.
+func pureSameOptions[O comparable](name string, stored, own O, built bool) error {
+	if built && stored != own {
+		return fmt.Errorf("%s: decoding state: the stored options %+v differ from this policy's %+v; a state restores only into a policy built with the same options", name, stored, own)
+	}
+	return nil
+}
+
+// pureLens checks that every per-arm array of a stored state has K entries
+// (a missing array decodes as empty).
+func pureLens(k int, lens map[string]int) error {
+	for _, name := range slices.Sorted(maps.Keys(lens)) {
+		if lens[name] != k {
+			return fmt.Errorf("array %q has %d entries, want K = %d (missing or truncated)", name, lens[name], k)
+		}
+	}
+	return nil
+}
+
+// pureCounts checks a stored step count and per-arm pull counts: none
+// negative, and the pulls add up to the steps.
+func pureCounts(steps int, pulls []int) error {
+	if steps < 0 {
+		return fmt.Errorf("steps = %d is negative", steps)
+	}
+	sum := 0
+	for a, n := range pulls {
+		if n < 0 || n > steps {
+			return fmt.Errorf("arm %d: pull count %d is outside [0, steps = %d]", a, n, steps)
+		}
+		sum += n
+	}
+	if sum != steps {
+		return fmt.Errorf("the pull counts add up to %d, not to steps = %d", sum, steps)
+	}
+	return nil
+}
+
+// pureFinite reports whether x is a finite number.
+func pureFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// pureLogBaseParam is the base of the logarithm in the optimism terms of
+// Lazy-DP-TS and Anytime-Lazy-UCB; doc names the variant for the policy.
+func pureLogBaseParam(doc string) bandit.Param {
+	return bandit.Param{Name: "logbase", Default: 2, Min: 2, Max: 10, Doc: doc}
+}
+
+// pureCheckLogBase validates a log base: 0 selects 2; otherwise [2, 10].
+func pureCheckLogBase(name string, base float64) (float64, error) {
+	if base == 0 {
+		return 2, nil
+	}
+	if !(base >= 2 && base <= 10) {
+		return 0, fmt.Errorf("%s: parameter logbase = %v is outside its valid range [2, 10] (0 selects 2, the published log₂; e = 2.718281828459045 the natural-log variant)", name, base)
+	}
+	return base, nil
+}
+
+// pureLog returns log_base(x), with math.Log2 for base 2 (exact at powers
+// of two) and ln x / ln base otherwise (ln e is exactly 1, so base e gives
+// math.Log(x) itself).
+func pureLog(base, x float64) float64 {
+	if base == 2 {
+		return math.Log2(x)
+	}
+	return math.Log(x) / math.Log(base)
 }
 
 // pureCalibrator returns the Descriptor.Calibrate of a pure-DP comparator

@@ -70,20 +70,57 @@ func TestLazyUCBNoiseScale(t *testing.T) {
 }
 
 // TestLazyUCBIndex checks the index of Select against the formula
-// μ̃ + sqrt(c1 ln t/O) + c2 ln t/(εO) at t = steps+1.
+// μ̃ + sqrt(c1·log₂ t/O) + c2·log₂ t/(εO) at t = steps+1 (the log₂ reading,
+// an assumption: see LazyUCB).
 func TestLazyUCBIndex(t *testing.T) {
 	p, _ := NewLazyUCB(LazyUCBOptions{K: 3, Epsilon: 0.7, C1: 1.5, C2: 2.5}, rand.New(rand.NewPCG(4, 4)))
 	pdtRun(t, p, []float64{0.2, 0.5, 0.8}, 500, 3)
 	a := p.Select()
-	lnt := math.Log(501)
+	lt := math.Log2(501)
 	for j := range 3 {
 		o := float64(p.st.O[j])
-		want := p.st.Mu[j] + math.Sqrt(1.5*lnt/o) + 2.5*lnt/(0.7*o)
+		want := p.st.Mu[j] + math.Sqrt(1.5*lt/o) + 2.5*lt/(0.7*o)
 		if math.Abs(p.idx[j]-want) > 1e-12 {
 			t.Errorf("arm %d index %v, want %v", j, p.idx[j], want)
 		}
 	}
 	if a != pureArgmax(p.idx) {
 		t.Errorf("selected %d, argmax is %d", a, pureArgmax(p.idx))
+	}
+}
+
+// TestLazyUCBIndexPinned pins the index at a few (ε, O, t) points computed
+// by hand, with c1 = 2, c2 = 3 (the defaults):
+//
+//   - log₂ (default), ε = 1, O = 4, t = 1024, μ̃ = 0.5: log₂ 1024 = 10, so
+//     0.5 + sqrt(2·10/4) + 3·10/(1·4) = 0.5 + √5 + 7.5 = 10.23606797749979;
+//   - log₂, ε = 0.5, O = 16, t = 4096, μ̃ = 0: log₂ 4096 = 12, so
+//     sqrt(2·12/16) + 3·12/(0.5·16) = √1.5 + 4.5 = 5.724744871391589;
+//   - logbase = e (the natural-log variant), ε = 1, O = 4, t = 1024,
+//     μ̃ = 0.5: ln 1024 = 6.931471805599453, so 0.5 + sqrt(2·6.9315/4) +
+//     3·6.9315/4 = 0.5 + 1.861640... + 5.198603... = 7.560252559729107.
+func TestLazyUCBIndexPinned(t *testing.T) {
+	for _, c := range []struct {
+		base, eps float64
+		o, t      int
+		mu, want  float64
+	}{
+		{0, 1, 4, 1024, 0.5, 10.23606797749979},
+		{2, 0.5, 16, 4096, 0, 5.724744871391589},
+		{math.E, 1, 4, 1024, 0.5, 7.560252559729107},
+	} {
+		p, err := NewLazyUCB(LazyUCBOptions{K: 1, Epsilon: c.eps, C1: 2, C2: 3, LogBase: c.base}, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.st.Steps, p.st.O[0], p.st.Mu[0] = c.t-1, c.o, c.mu
+		if got := p.index(0); math.Abs(got-c.want) > 1e-12*c.want {
+			t.Errorf("logbase %v, ε = %v, O = %d, t = %d: index %.16g, want %.16g", c.base, c.eps, c.o, c.t, got, c.want)
+		}
+	}
+	// The registry's default is the log₂ reading.
+	d, _ := Lookup("anytime-lazy-ucb")
+	if p, _ := d.Complete(nil); p["logbase"] != 2 {
+		t.Errorf("default logbase %v, want 2", p["logbase"])
 	}
 }

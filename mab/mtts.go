@@ -38,6 +38,11 @@ const (
 // (package counting) with T − τ leaves at ε0 = ε/(2k); Γ = 192·ln³T/ε. Pull
 // every arm n_B = ⌈Γ/Δ̂²⌉ times (round-robin; randomPulls overrides n_B)
 // and insert each arm's sum as a single leaf (counting.AddBatch); m_a = n_B.
+// (m_a is the number of the arm's rewards in the leaf, which is n_B when
+// every decision's reward arrives before the next decision, as in
+// simulation; in the service rewards may arrive late and out of order, and
+// the round-robin advances with the rewards, so an arm's leaf can hold more
+// or fewer than n_B of them. Each reward still enters one leaf only.)
 //
 // Phase C, Thompson sampling (lines 13–17). In each round r_a =
 // clip(tree_a sum, 0, m_a), θ_a ~ Beta(r_a + 1, m_a − r_a + 1), pull the
@@ -61,8 +66,9 @@ const (
 // randomPulls expose exactly that; with the defaults the policy is the
 // paper's algorithm, which at such sizes never leaves phase B.
 //
-// Pulls after a tree is full (beyond the horizon) are not inserted. With
-// K = 1 there is no gap to estimate and phase A is skipped.
+// Pulls after a tree is full (beyond the horizon) are not inserted: their
+// rewards are never read. With K = 1 there is no gap to estimate and phase
+// A is skipped.
 //
 // # Privacy (SPEC.md §1.8, A19)
 //
@@ -98,13 +104,37 @@ const (
 //     ≤ 1 for every coin value. The stopping rule, τ, the trees' capacity,
 //     the Beta draws and the argmax are post-processing.
 //
+// The guarantee covers the whole transcript at any length (a reward after
+// its arm's tree is full is not read), so a privacy filter charges the
+// certified ε/(2k) (ε/k without phase A) once, before the first Select, and
+// 0 for every later step (bandit.Metered; whether the charge happened is
+// part of the saved state).
+//
+// # Serving (grid = 1)
+//
+// With Grid set every kept noisy value, the phase-A batch means and every
+// tree node, is released by the snapped discrete Laplace on a power-of-two
+// grid (noise.GridLaplace, directly and through counting.SecureNoise:
+// Mironov, "On significance of the least significant bits for differential
+// privacy", CCS 2012; Canonne, Kamath & Steinke, "The discrete Gaussian for
+// differential privacy", NeurIPS 2020), whose scale is enlarged to pay for
+// the snapping, so each release is at least as private as the continuous
+// Laplace it replaces and the certified ε is unchanged. A batch mean is
+// released at its true sensitivity 1/m and ε/(2k) (the grid's snapping is
+// paid relative to the sensitivity). The draws read the policy's generator;
+// released values are kept in the state and never redrawn after a restore.
+// With Grid unset (simulation) the releases are continuous Laplace draws,
+// the same draws as before the grid existed.
+//
 // Complexity: phases A and B are O(1) per round except at batch ends (O(K));
 // phase C costs K prefix sums, K Beta draws and an argmax. No allocation
-// per step; the trees are allocated once, when phase B starts. Not safe for
-// concurrent use.
+// per step in simulation (a grid release allocates a few big.Int words),
+// except at phase-A batch ends (one release mechanism per arm); the trees
+// are allocated once, when phase B starts. Not safe for concurrent use.
 type MTTS struct {
 	opts  MTTSOptions
 	r     *rand.Rand
+	nz    counting.Noise // release noise on r (pureNoise)
 	trees []*counting.Counter
 	th    []float64
 	st    mttsState
@@ -122,6 +152,10 @@ type MTTSOptions struct {
 	// RandomPulls, when > 0, replaces ⌈Γ/Δ̂²⌉ as the number of phase-B pulls
 	// per arm.
 	RandomPulls int
+	// Grid releases the batch means and tree nodes with the secure snapped
+	// discrete Laplace (serving); false uses continuous Laplace draws
+	// (simulation).
+	Grid bool
 }
 
 type mttsState struct {
@@ -139,9 +173,10 @@ type mttsState struct {
 	NB      int              `json:"n_b"`     // phase-B pulls per arm
 	BStart  int              `json:"b_start"` // round at which phase B began
 	CStart  int              `json:"c_start"` // round at which phase C began (0: not yet)
-	M       []int            `json:"m"`       // m_a: pulls whose rewards are in the tree
+	M       []int            `json:"m"`       // m_a: pulls whose rewards are in the tree (phase B: so far)
 	Guarded bool             `json:"guarded"` // phase A ended by the budget guard
 	Trees   []counting.State `json:"trees,omitempty"`
+	Meter   pureMeter        `json:"meter"` // whether the filter charged the certified ε
 }
 
 // NewMTTS returns the private TS, drawing all its randomness from r. It
@@ -167,9 +202,14 @@ func NewMTTS(opts MTTSOptions, r *rand.Rand) (*MTTS, error) {
 		return nil, errors.New(name + ": needs a non-nil *rand.Rand")
 	}
 	k := opts.K
-	p := &MTTS{opts: opts, r: r, th: make([]float64, k), st: mttsState{
+	p := &MTTS{opts: opts, r: r, nz: pureNoise(opts.Grid, r), th: make([]float64, k), st: mttsState{
 		Delta: 1, Pulls: make([]int, k), Sums: make([]float64, k), MuHat: make([]float64, k), M: make([]int, k),
 	}}
+	if opts.Grid {
+		if err := p.checkGrid(); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case opts.SkipGap:
 		p.st.Delta = opts.Gap
@@ -202,12 +242,39 @@ func mttsShare(k int, skipGap bool) float64 {
 // mttsEps0 is the trees' budget ε/mttsShare, which is also the certified ε.
 func mttsEps0(eps float64, k int, skipGap bool) float64 { return eps / mttsShare(k, skipGap) }
 
+// checkGrid checks that the grid mechanisms exist for the options (the
+// grid step must stay well below the sensitivity: counting.SecureNoise
+// refuses a scale above 2³⁶ times it), so that a release can never fail
+// later: the trees (capacity ≤ T at ε0) and, when phase A runs, the batch
+// means (ε/(2k), any m).
+func (p *MTTS) checkGrid() error {
+	k := p.opts.K
+	eps0 := mttsEps0(p.opts.Epsilon, k, p.opts.SkipGap)
+	if _, err := counting.NewLaplace(counting.LaplaceOptions{Capacity: p.opts.Horizon, Epsilon: eps0}, p.nz); err != nil {
+		return fmt.Errorf("mt-ts: grid tree noise at ε0 = %v, T = %d: %w", eps0, p.opts.Horizon, err)
+	}
+	if k > 1 && !p.opts.SkipGap {
+		e := p.opts.Epsilon / float64(2*k)
+		if _, err := p.nz.Laplace(pureLapScale(1, e), 1); err != nil {
+			return fmt.Errorf("mt-ts: grid noise of the phase-A means at ε/(2k) = %v: %w", e, err)
+		}
+	}
+	return nil
+}
+
+// mttsBatchM is m = ⌈192·k·ln T/(ε·Δ̂²)⌉, the cycles of a phase-A batch at
+// gap estimate d.
+func mttsBatchM(o MTTSOptions, d float64) float64 {
+	k, T := float64(o.K), float64(o.Horizon)
+	return math.Ceil(192 * k * math.Log(T) / (o.Epsilon * d * d))
+}
+
 // startBatch starts the next phase-A batch, or ends phase A when the batch
 // would overrun the horizon.
 func (p *MTTS) startBatch() error {
 	st := &p.st
 	k, T := float64(p.opts.K), float64(p.opts.Horizon)
-	m := math.Ceil(192 * k * math.Log(T) / (p.opts.Epsilon * st.Delta * st.Delta))
+	m := mttsBatchM(p.opts, st.Delta)
 	if float64(st.Tau)+k*m > T { // budget guard (SPEC.md §1.8; not in the paper)
 		st.Guarded = true
 		return p.enterB()
@@ -221,10 +288,17 @@ func (p *MTTS) startBatch() error {
 func (p *MTTS) endBatch() error {
 	st := &p.st
 	k, m := p.opts.K, float64(st.BatchM)
-	// Laplace mechanism on a batch mean: sensitivity 1/m, budget ε/(2k).
-	scale := pureLapScale(float64(2*k)/m, p.opts.Epsilon)
+	// Laplace mechanism on a batch mean: sensitivity 1/m, budget ε/(2k),
+	// scale 2k/(εm). The simulation keeps the float expression
+	// (2k/m)/ε of earlier versions, so seeded runs reproduce bit for bit;
+	// the grid mechanism is given the true sensitivity 1/m and ε/(2k),
+	// because it pays for its snapping relative to the sensitivity.
+	sens, eps := float64(2*k)/m, p.opts.Epsilon
+	if p.opts.Grid {
+		sens, eps = 1/m, p.opts.Epsilon/float64(2*k)
+	}
 	for a := range st.MuHat {
-		st.MuHat[a] = st.Sums[a]/m + noise.Laplace(p.r, scale)
+		st.MuHat[a] = pureRelease(p.nz, st.Sums[a]/m, sens, eps)
 	}
 	st.Delta /= 2
 	st.Tau += k * st.BatchM
@@ -262,7 +336,7 @@ func (p *MTTS) enterB() error {
 		st.NB = int(min(max(nb, 1), 1<<50))
 	}
 	capacity := max(p.opts.Horizon-st.Tau, 1)
-	trees, err := mtNewTrees("mt-ts", p.opts.K, capacity, mttsEps0(p.opts.Epsilon, p.opts.K, p.opts.SkipGap), p.r)
+	trees, err := mtNewTrees("mt-ts", p.opts.K, capacity, mttsEps0(p.opts.Epsilon, p.opts.K, p.opts.SkipGap), p.nz)
 	if err != nil {
 		return err
 	}
@@ -281,6 +355,7 @@ func (p *MTTS) binarise(x float64) float64 {
 // Select returns the next arm of the current phase.
 func (p *MTTS) Select() int {
 	st := &p.st
+	st.Meter.selected()
 	if st.Phase != MTTSThompson {
 		return st.Pos
 	}
@@ -309,14 +384,17 @@ func (p *MTTS) Update(arm int, reward float64) {
 		}
 	case MTTSRandomPulls:
 		st.Sums[arm] += p.binarise(reward)
+		st.M[arm]++
 		if p.advance(st.NB) {
 			for a, tr := range p.trees {
-				// One leaf per arm holding its n_B binarised rewards
-				// (Alg 2 line 12); a neighbour moves it by ≤ 1.
-				if err := tr.AddBatch(st.Sums[a], st.NB); err != nil {
-					panic("mab: mt-ts: phase-B leaf: " + err.Error()) // sums lie in [0, n_B]: unreachable
+				// One leaf per arm holding its m_a binarised rewards, n_B
+				// of them when the rewards follow the round-robin (Alg 2
+				// line 12); a neighbour moves it by ≤ 1. An arm without
+				// any (only when rewards come out of order) gets a leaf of
+				// 0, so that every tree holds one phase-B leaf.
+				if err := tr.AddBatch(st.Sums[a], max(st.M[a], 1)); err != nil {
+					panic("mab: mt-ts: phase-B leaf: " + err.Error()) // sums lie in [0, m_a]: unreachable
 				}
-				st.M[a] = st.NB
 			}
 			clear(st.Sums)
 			st.Phase = MTTSThompson
@@ -355,26 +433,40 @@ func (p *MTTS) Schedule() (tau int, gap float64, nB, bStart, cStart int, guarded
 	return st.Tau, st.Delta, st.NB, st.BStart, st.CStart, st.Guarded
 }
 
+// NextCost is the privacy filter's charge for the next Select: the
+// certified ε/(2k) (ε/k without phase A) before the first Select, 0
+// afterwards (the releases are that private for the whole transcript, at
+// any length; see the type's doc).
+func (p *MTTS) NextCost() privacy.Guarantee {
+	return p.st.Meter.next(mttsEps0(p.opts.Epsilon, p.opts.K, p.opts.SkipGap))
+}
+
 // Privacy reports the certified ε/(2k) (ε/k without phase A) beside the
 // paper's ε (SPEC.md A19).
-func (p *MTTS) Privacy() privacy.Report { return mttsReport(p.opts.Epsilon, p.opts.K, p.opts.SkipGap) }
+func (p *MTTS) Privacy() privacy.Report {
+	return mttsReport(p.opts.Epsilon, p.opts.K, p.opts.SkipGap, p.opts.Grid)
+}
 
-func mttsReport(eps float64, k int, skipGap bool) privacy.Report {
+func mttsReport(eps float64, k int, skipGap, grid bool) privacy.Report {
 	eps0 := mttsEps0(eps, k, skipGap)
 	if skipGap || k == 1 {
 		return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
-			"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes, phase A skipped (public Δ̂); SPEC.md §1.8, A19. "+
+			"ε/k-DP (event-level) for the whole transcript, at any horizon, ε/k = %g. "+
+				"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes, phase A skipped (public Δ̂); SPEC.md §1.8, A19. "+
 				"Paper: ε = %g (no gap estimates, so phases B–C get the whole budget: k trees at ε0 = ε/k, basic "+
 				"composition). Certified: ε/k = %g. A changed reward enters one leaf of one tree (the noise-shift "+
-				"argument of mt-ucb); nothing else reads it, and schedule, clipping and Beta draws are post-processing.",
-			eps, eps0))
+				"argument of mt-ucb); nothing else reads it (a reward after its arm's tree is full is not read), and "+
+				"schedule, clipping and Beta draws are post-processing. %s",
+			eps0, eps, eps0, pureNoiseWords(grid, "tree node")))
 	}
 	return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
-		"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes; SPEC.md §1.8, A19. Paper (Thm 7): ε = %g "+
+		"ε/(2k)-DP (event-level) for the whole transcript, at any horizon, ε/(2k) = %g. "+
+			"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes; SPEC.md §1.8, A19. Paper (Thm 7): ε = %g "+
 			"(ε/2 phase A + ε/2 phases B–C). Certified: ε/(2k) = %g. A changed round lies in one phase: in phase A "+
 			"its reward enters one batch mean (sensitivity 1/m, Lap(2k/(εm)): ε/(2k)); in phases B–C it enters one "+
-			"leaf of one tree (ε0 = ε/(2k), the noise-shift argument of mt-ucb); nothing else reads it, and "+
-			"schedule, clipping and Beta draws are post-processing.", eps, eps0))
+			"leaf of one tree (ε0 = ε/(2k), the noise-shift argument of mt-ucb); nothing else reads it (a reward "+
+			"after its arm's tree is full is not read), and schedule, clipping and Beta draws are post-processing. %s",
+		eps0, eps, eps0, pureNoiseWords(grid, "phase-A batch mean and tree node")))
 }
 
 // MarshalJSON encodes the options and the learning state, including the
@@ -393,34 +485,141 @@ func (p *MTTS) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON restores a state written by MarshalJSON without redrawing
-// anything; the policy keeps its generator.
+// anything; the policy keeps its generator. A state that does not fit is
+// refused with an error naming what is wrong, and the policy is unchanged:
+// options other than those the policy was built with (when it was built by
+// NewMTTS), per-arm arrays of the wrong length, non-finite values, a phase
+// schedule (Δ̂, τ, m, n_B, the phase starts) other than the one the options
+// and the number of completed batches determine, counts that do not add
+// up, or a tree whose kind, capacity, ε0, noise (grid or continuous) or
+// nodes differ from what the options imply.
 func (p *MTTS) UnmarshalJSON(b []byte) error {
 	r := pureGen(p.r)
 	j, q, err := pureDecode[mttsState]("mt-ts", b, r, NewMTTS)
 	if err != nil {
 		return err
 	}
-	k := j.Options.K
+	if p.r != nil && j.Options != p.opts {
+		return fmt.Errorf("mt-ts: decoding state: the stored options %+v differ from this policy's %+v; a state restores only into a policy built with the same options", j.Options, p.opts)
+	}
 	st := j.State
-	if len(st.Pulls) != k || len(st.Sums) != k || len(st.MuHat) != k || len(st.M) != k ||
-		st.Phase < MTTSGapEstimation || st.Phase > MTTSThompson || st.Pos < 0 || st.Pos >= k ||
-		!(st.Delta > 0 && st.Delta <= 1) || st.Tau < 0 || st.Tau > j.Options.Horizon {
-		return errors.New("mt-ts: decoding state: inconsistent with the options")
+	if err := st.check(j.Options); err != nil {
+		return fmt.Errorf("mt-ts: decoding state: %w", err)
 	}
 	q.trees = nil
 	if st.Phase != MTTSGapEstimation {
-		if len(st.Trees) != k {
-			return errors.New("mt-ts: decoding state: phases B–C need one tree per arm")
-		}
+		k := j.Options.K
 		q.trees = make([]*counting.Counter, k)
 		capacity := max(j.Options.Horizon-st.Tau, 1)
-		if err := mtRestoreTrees(q.trees, st.Trees, mttsEps0(j.Options.Epsilon, k, j.Options.SkipGap), capacity, r); err != nil {
+		if err := mtRestoreTrees(q.trees, st.Trees, mttsEps0(j.Options.Epsilon, k, j.Options.SkipGap), capacity, q.nz); err != nil {
 			return fmt.Errorf("mt-ts: decoding state: %w", err)
+		}
+		for a, tr := range q.trees {
+			want := 0 // phase B: no leaf yet
+			if st.Phase == MTTSThompson {
+				want = 1 // the phase-B leaf, then one leaf per tree pull (each counted in m_a)
+			}
+			if c := tr.Count(); c < want || (st.Phase == MTTSRandomPulls && c != 0) || c-want > st.M[a] {
+				return fmt.Errorf("mt-ts: decoding state: arm %d's tree holds %d leaves in phase %d with m_a = %d", a, c, st.Phase, st.M[a])
+			}
 		}
 	}
 	st.Trees = nil
 	q.st = st
 	*p = *q
+	return nil
+}
+
+// check checks a stored state against the options: lengths, finiteness,
+// and the public phase schedule, which the options and the number of
+// completed phase-A batches determine (recomputed here with the same float
+// operations as the run). The trees are checked by the caller.
+func (st *mttsState) check(o MTTSOptions) error {
+	k := o.K
+	if len(st.Pulls) != k || len(st.Sums) != k || len(st.MuHat) != k || len(st.M) != k {
+		return fmt.Errorf("per-arm arrays have %d pulls, %d sums, %d means and %d counts, want K = %d of each",
+			len(st.Pulls), len(st.Sums), len(st.MuHat), len(st.M), k)
+	}
+	if err := mtFinite("sum", st.Sums); err != nil {
+		return err
+	}
+	if err := mtFinite("released mean", st.MuHat); err != nil {
+		return err
+	}
+	if err := pureCounts(st.Steps, st.Pulls); err != nil {
+		return err
+	}
+	if st.Phase < MTTSGapEstimation || st.Phase > MTTSThompson {
+		return fmt.Errorf("phase %d is not 1, 2 or 3", st.Phase)
+	}
+	if st.Pos < 0 || st.Pos >= k {
+		return fmt.Errorf("round-robin position %d outside [0, K = %d)", st.Pos, k)
+	}
+	phaseA := k > 1 && !o.SkipGap
+	if (st.Phase == MTTSGapEstimation && !phaseA) || st.Batches < 0 || st.Batches > 64 || (!phaseA && st.Batches != 0) {
+		return fmt.Errorf("phase %d after %d gap batches does not fit the options (phase A runs: %v)", st.Phase, st.Batches, phaseA)
+	}
+	// The schedule the options imply after st.Batches batches.
+	d, tau := 1.0, 0
+	if o.SkipGap {
+		d = o.Gap
+	}
+	for range st.Batches {
+		tau += k * int(mttsBatchM(o, d))
+		d /= 2
+	}
+	if st.Delta != d || st.Tau != tau || tau > o.Horizon {
+		return fmt.Errorf("Δ̂ = %v and τ = %d after %d batches, want %v and %d", st.Delta, st.Tau, st.Batches, d, tau)
+	}
+	for a := range k {
+		hi := float64(st.Pulls[a])
+		if st.Phase == MTTSRandomPulls {
+			hi = float64(st.M[a])
+		}
+		if st.Phase == MTTSThompson {
+			hi = 0
+		}
+		if !(st.Sums[a] >= 0 && st.Sums[a] <= hi) {
+			return fmt.Errorf("arm %d: running sum %v outside [0, %v]", a, st.Sums[a], hi)
+		}
+		if st.M[a] < 0 || st.M[a] > st.Pulls[a] || (st.Phase == MTTSGapEstimation && st.M[a] != 0) {
+			return fmt.Errorf("arm %d: m_a = %d does not fit its %d pulls in phase %d", a, st.M[a], st.Pulls[a], st.Phase)
+		}
+	}
+	inPhase := st.Steps - st.Tau // steps since phase B began (phase A: since the running batch began, below)
+	switch st.Phase {
+	case MTTSGapEstimation:
+		m := mttsBatchM(o, d)
+		if st.Guarded || st.NB != 0 || st.BStart != 0 || st.CStart != 0 || len(st.Trees) != 0 ||
+			st.BatchM != int(m) || float64(tau)+float64(k)*m > float64(o.Horizon) ||
+			st.Cycles < 0 || st.Cycles >= st.BatchM || inPhase != st.Cycles*k+st.Pos {
+			return fmt.Errorf("phase A state (batch m = %d, cycle %d, position %d, %d steps) does not fit the schedule (m = %v, τ = %d)",
+				st.BatchM, st.Cycles, st.Pos, st.Steps, m, tau)
+		}
+		return nil
+	}
+	nb := o.RandomPulls
+	if nb <= 0 {
+		nb = int(min(max(math.Ceil(mttsGammaTS(o.Horizon, o.Epsilon)/(d*d)), 1), 1<<50))
+	}
+	if st.NB != nb || st.BStart != tau || len(st.Trees) != k {
+		return fmt.Errorf("phase %d with n_B = %d, begun at round %d, %d trees; want n_B = %d, begun at τ = %d, K trees",
+			st.Phase, st.NB, st.BStart, len(st.Trees), nb, tau)
+	}
+	if st.Phase == MTTSRandomPulls {
+		sum := 0
+		for _, m := range st.M {
+			sum += m
+		}
+		if st.CStart != 0 || st.Cycles < 0 || st.Cycles >= st.NB || inPhase != st.Cycles*k+st.Pos || sum != inPhase {
+			return fmt.Errorf("phase B state (cycle %d, position %d, %d steps, Σm_a = %d) does not fit n_B = %d from round %d",
+				st.Cycles, st.Pos, st.Steps, sum, st.NB, st.BStart)
+		}
+		return nil
+	}
+	if st.CStart != st.BStart+k*st.NB || st.Steps < st.CStart {
+		return fmt.Errorf("phase C began at round %d, want τ + K·n_B = %d (steps %d)", st.CStart, st.BStart+k*st.NB, st.Steps)
+	}
 	return nil
 }
 
@@ -435,10 +634,11 @@ func init() {
 			{Name: "skipGap", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1: skip phase A and use gap as Δ̂"},
 			{Name: "gap", Default: 1, Min: 1e-6, Max: 1, Doc: "Δ̂ used with skipGap (public)"},
 			{Name: "randomPulls", Default: 0, Min: 0, Max: math.Inf(1), Integer: true, Doc: "phase-B pulls per arm; 0 selects ⌈Γ/Δ̂²⌉ (fewer pulls lower typical regret, but the tree noise, drawn once, can then bury the best arm for good in a few runs: check the median and max)"},
+			gridParam,
 		},
 		New: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Policy, error) {
 			return NewMTTS(MTTSOptions{K: s.K, Horizon: s.Horizon, Epsilon: p["epsilon"], SkipGap: p["skipGap"] == 1,
-				Gap: p["gap"], RandomPulls: int(min(p["randomPulls"], 1<<50))}, r)
+				Gap: p["gap"], RandomPulls: int(min(p["randomPulls"], 1<<50)), Grid: p["grid"] == 1}, r)
 		},
 		Report: func(s bandit.Setting, p bandit.Params) (privacy.Report, error) {
 			if err := pureCheckK("mt-ts", s.K); err != nil {
@@ -447,7 +647,7 @@ func init() {
 			if err := pureCheckEpsilon("mt-ts", p["epsilon"]); err != nil {
 				return privacy.Report{}, err
 			}
-			return mttsReport(p["epsilon"], s.K, p["skipGap"] == 1), nil
+			return mttsReport(p["epsilon"], s.K, p["skipGap"] == 1, p["grid"] == 1), nil
 		},
 		Calibrate: func(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Params, error) {
 			if err := pureCheckK("mt-ts", s.K); err != nil {
@@ -455,5 +655,6 @@ func init() {
 			}
 			return pureCalibrate("mt-ts", t, mttsShare(s.K, p["skipGap"] == 1))
 		},
+		Serving: pureServing,
 	})
 }

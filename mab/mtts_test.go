@@ -211,3 +211,44 @@ func TestMTTSClipping(t *testing.T) {
 		t.Error("no tree sum ever fell outside [0, m_a]: clipping not exercised")
 	}
 }
+
+// TestMTTSRewardsOutOfOrder: in the service, decisions and rewards are
+// decoupled (several decisions can be made before their rewards arrive,
+// and the round-robin advances with the rewards), so in phase B an arm can
+// receive more or fewer than n_B rewards. Its leaf then holds exactly the
+// rewards it received (m_a of them) and nothing panics: K = 3, n_B = 4,
+// decisions in bursts of 5 before their rewards.
+func TestMTTSRewardsOutOfOrder(t *testing.T) {
+	p, err := NewMTTS(MTTSOptions{K: 3, Horizon: 1000, Epsilon: 1e6, SkipGap: true, Gap: 1, RandomPulls: 4}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int, 3)
+	for p.Phase() == MTTSRandomPulls {
+		var arms [5]int
+		for i := range arms {
+			arms[i] = p.Select()
+		}
+		for _, a := range arms {
+			if p.Phase() == MTTSRandomPulls {
+				got[a]++
+			}
+			p.Update(a, 1)
+		}
+	}
+	total := 0
+	for a := range 3 {
+		total += got[a]
+		if p.st.M[a] < got[a] || p.trees[a].Count() < 1 {
+			t.Errorf("arm %d: %d phase-B rewards, m_a = %d, %d leaves", a, got[a], p.st.M[a], p.trees[a].Count())
+		}
+		// ε = 1e6: the tree's first leaf is the arm's phase-B sum (all 1s).
+		if leaf := p.trees[a].State().Exact[0]; p.trees[a].Count() == 1 && leaf != float64(got[a]) {
+			t.Errorf("arm %d: phase-B leaf %v, want its %d rewards", a, leaf, got[a])
+		}
+	}
+	if total != 3*4 || got[0] == 4 {
+		t.Errorf("phase-B rewards per arm %v (total %d): the test does not exercise uneven arms", got, total)
+	}
+	t.Logf("phase-B rewards per arm: %v", got)
+}

@@ -69,9 +69,31 @@ import (
 // The report certifies ε/k and shows the paper's ε beside it (valid, k
 // times larger).
 //
+// The guarantee covers the whole transcript at any length: the trees hold
+// T leaves each, and a pull after its arm's tree is full is not inserted, so
+// its reward is never read and nothing is released beyond what the trees
+// were calibrated for. A privacy filter therefore charges the certified ε/k
+// once, before the first Select, and 0 for every later step, beyond the
+// horizon included (bandit.Metered; whether the charge happened is part of
+// the saved state).
+//
+// # Serving (grid = 1)
+//
+// With Grid set every tree node is released by the snapped discrete
+// Laplace on a power-of-two grid (noise.GridLaplace through
+// counting.SecureNoise: Mironov, "On significance of the least significant
+// bits for differential privacy", CCS 2012; Canonne, Kamath & Steinke,
+// "The discrete Gaussian for differential privacy", NeurIPS 2020), whose
+// scale is enlarged to pay for the snapping, so every node is at least as
+// private as Lap(L/ε0) and the certified ε/k is unchanged. The draws read the
+// policy's generator; released nodes are kept in the state and never
+// redrawn after a restore. With Grid unset (simulation) the nodes are
+// continuous Laplace draws, the same draws as before the grid existed.
+//
 // Complexity: Select is K prefix sums (≤ L additions each) and an argmax;
 // Update one tree insertion (one Laplace draw, O(1) amortised). No
-// allocation after construction. Not safe for concurrent use.
+// allocation after construction in simulation (a grid release allocates a
+// few big.Int words). Not safe for concurrent use.
 type MTUCB struct {
 	opts  MTUCBOptions
 	gamma float64 // effective Γ
@@ -81,6 +103,7 @@ type MTUCB struct {
 	pulls []int // all pulls (public)
 	steps int
 	idx   []float64
+	meter pureMeter // whether the filter charged the certified ε
 }
 
 // MTUCBOptions configures Mishra–Thakurta private UCB.
@@ -98,6 +121,9 @@ type MTUCBOptions struct {
 	// Width selects the exploration width: 0 the paper's sqrt(2 ln t/n),
 	// 1 the Chapelle–Li width of the paper's experiments.
 	Width int
+	// Grid releases the tree nodes with the secure snapped discrete
+	// Laplace (serving); false uses continuous Laplace draws (simulation).
+	Grid bool
 }
 
 // NewMTUCB returns the private UCB, drawing the trees' node noise from r.
@@ -126,7 +152,7 @@ func NewMTUCB(opts MTUCBOptions, r *rand.Rand) (*MTUCB, error) {
 		return nil, errors.New(name + ": needs a non-nil *rand.Rand")
 	}
 	k := opts.K
-	trees, err := mtNewTrees(name, k, opts.Horizon, mtucbEps0(opts.Epsilon, k), r)
+	trees, err := mtNewTrees(name, k, opts.Horizon, mtucbEps0(opts.Epsilon, k), pureNoise(opts.Grid, r))
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +187,7 @@ func (p *MTUCB) Gamma() float64 { return p.gamma }
 // Select returns the next arm: the initial pulls in index order, then the
 // largest private UCB index.
 func (p *MTUCB) Select() int {
+	p.meter.selected()
 	if p.steps < len(p.n) {
 		return p.steps
 	}
@@ -200,17 +227,26 @@ func (p *MTUCB) NoisySum(a int) float64 { return p.trees[a].Sum() }
 // Tree returns arm a's counter (read-only use: Variance, Privacy, Scale).
 func (p *MTUCB) Tree(a int) *counting.Counter { return p.trees[a] }
 
-// Privacy reports the certified ε/k beside the paper's ε (SPEC.md A19).
-func (p *MTUCB) Privacy() privacy.Report { return mtucbReport(p.opts.Epsilon, p.opts.K) }
+// NextCost is the privacy filter's charge for the next Select: the
+// certified ε/k before the first Select, 0 afterwards (the trees' releases
+// are ε/k-DP for the whole transcript, at any length; see the type's doc).
+func (p *MTUCB) NextCost() privacy.Guarantee {
+	return p.meter.next(mtucbEps0(p.opts.Epsilon, p.opts.K))
+}
 
-func mtucbReport(eps float64, k int) privacy.Report {
+// Privacy reports the certified ε/k beside the paper's ε (SPEC.md A19).
+func (p *MTUCB) Privacy() privacy.Report { return mtucbReport(p.opts.Epsilon, p.opts.K, p.opts.Grid) }
+
+func mtucbReport(eps float64, k int, grid bool) privacy.Report {
 	return pureReport("mt-ucb", eps, mtucbEps0(eps, k), fmt.Sprintf(
-		"Mishra & Thakurta 2015 Alg 1; SPEC.md §1.7, A19. Paper (Thm 3): ε = %g by basic composition of k = %d "+
+		"ε0-DP (event-level) for the whole transcript, at any horizon, with ε0 = ε/k = %g. "+
+			"Mishra & Thakurta 2015 Alg 1; SPEC.md §1.7, A19. Paper (Thm 3): ε = %g by basic composition of k = %d "+
 			"Laplace trees at ε0 = ε/k. Certified: ε0 = %g. Each reward enters exactly one leaf of one tree, and "+
 			"which tree and leaf is fixed by the transcript before the changed round; shifting only the ≤ L node "+
 			"noises that contain that leaf maps one world's noise to the other's with the same transcript at density "+
-			"ratio ≤ e^{ε0} (b = L/ε0), and no other tree sees the change. Clipping and the index are post-processing.",
-		eps, k, mtucbEps0(eps, k)))
+			"ratio ≤ e^{ε0} (b = L/ε0), and no other tree sees the change. Clipping and the index are post-processing; "+
+			"a reward arriving after its arm's tree is full is not read. %s",
+		mtucbEps0(eps, k), eps, k, mtucbEps0(eps, k), pureNoiseWords(grid, "tree node")))
 }
 
 type mtucbJSON struct {
@@ -219,13 +255,14 @@ type mtucbJSON struct {
 	N       []int            `json:"n"`
 	Pulls   []int            `json:"pulls"`
 	Steps   int              `json:"steps"`
+	Meter   pureMeter        `json:"meter"` // whether the filter charged the certified ε
 }
 
 // MarshalJSON encodes the options and the learning state, including every
 // tree's kept node values (not the generator). The trees' exact node sums
 // are raw data: persist them only where rewards may be kept.
 func (p *MTUCB) MarshalJSON() ([]byte, error) {
-	j := mtucbJSON{Options: p.opts, N: p.n, Pulls: p.pulls, Steps: p.steps, Trees: make([]counting.State, len(p.trees))}
+	j := mtucbJSON{Options: p.opts, N: p.n, Pulls: p.pulls, Steps: p.steps, Meter: p.meter, Trees: make([]counting.State, len(p.trees))}
 	for a, tr := range p.trees {
 		j.Trees[a] = tr.State()
 	}
@@ -234,11 +271,20 @@ func (p *MTUCB) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON restores a state written by MarshalJSON. Nothing is
 // redrawn (DESIGN.md rule 5); the policy keeps its generator, which also
-// feeds the restored trees' future nodes.
+// feeds the restored trees' future nodes. A state that does not fit is
+// refused with an error naming what is wrong, and the policy is unchanged:
+// options other than those the policy was built with (when it was built by
+// NewMTUCB), per-arm arrays of the wrong length, pull counts that do not
+// add up, a tree whose kind, capacity, ε0, sensitivity or noise (grid or
+// continuous) differs from what the options imply, or whose nodes are
+// missing, non-finite or inconsistent with its count.
 func (p *MTUCB) UnmarshalJSON(b []byte) error {
 	var j mtucbJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("mt-ucb: decoding state: %w", err)
+	}
+	if p.r != nil && j.Options != p.opts {
+		return fmt.Errorf("mt-ucb: decoding state: the stored options %+v differ from this policy's %+v; a state restores only into a policy built with the same options", j.Options, p.opts)
 	}
 	r := pureGen(p.r)
 	q, err := NewMTUCB(j.Options, r)
@@ -246,20 +292,26 @@ func (p *MTUCB) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("mt-ucb: decoding state: %w", err)
 	}
 	k := j.Options.K
-	if len(j.Trees) != k || len(j.N) != k || len(j.Pulls) != k || j.Steps < 0 {
-		return errors.New("mt-ucb: decoding state: inconsistent with K")
+	if len(j.Trees) != k || len(j.N) != k || len(j.Pulls) != k {
+		return fmt.Errorf("mt-ucb: decoding state: %d trees, %d tree counts and %d pull counts, want K = %d of each",
+			len(j.Trees), len(j.N), len(j.Pulls), k)
 	}
-	if err := mtRestoreTrees(q.trees, j.Trees, mtucbEps0(j.Options.Epsilon, k), j.Options.Horizon, r); err != nil {
+	if err := pureCounts(j.Steps, j.Pulls); err != nil {
+		return fmt.Errorf("mt-ucb: decoding state: %w", err)
+	}
+	if err := mtRestoreTrees(q.trees, j.Trees, mtucbEps0(j.Options.Epsilon, k), j.Options.Horizon, pureNoise(j.Options.Grid, r)); err != nil {
 		return fmt.Errorf("mt-ucb: decoding state: %w", err)
 	}
 	for a := range k {
-		if j.N[a] != q.trees[a].Count() {
-			return fmt.Errorf("mt-ucb: decoding state: arm %d has n = %d but its tree holds %d leaves", a, j.N[a], q.trees[a].Count())
+		if j.N[a] != q.trees[a].Count() || j.N[a] > j.Pulls[a] {
+			return fmt.Errorf("mt-ucb: decoding state: arm %d has n = %d, %d pulls and a tree of %d leaves; want n = leaves ≤ pulls",
+				a, j.N[a], j.Pulls[a], q.trees[a].Count())
 		}
 	}
 	copy(q.n, j.N)
 	copy(q.pulls, j.Pulls)
 	q.steps = j.Steps
+	q.meter = j.Meter
 	*p = *q
 	return nil
 }
@@ -275,10 +327,11 @@ func init() {
 			{Name: "gamma", Default: 0, Min: 0, Max: math.Inf(1), Doc: "confidence relaxation Γ; 0 selects k·ln²T·ln(kT ln T/γ)/ε (a smaller Γ lowers typical regret, but the tree noise, drawn once, can then bury the best arm for good in a few runs: check the median and max)"},
 			{Name: "fail", Default: 0, Min: 0, Max: 0.999999, Doc: "failure probability γ in the formula for Γ; 0 selects 1/T"},
 			{Name: "width", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "0: sqrt(2 ln t/n) (Alg 1); 1: Chapelle–Li width of [MT] §5"},
+			gridParam,
 		},
 		New: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Policy, error) {
 			return NewMTUCB(MTUCBOptions{K: s.K, Horizon: s.Horizon, Epsilon: p["epsilon"], Gamma: p["gamma"],
-				Fail: p["fail"], Width: int(p["width"])}, r)
+				Fail: p["fail"], Width: int(p["width"]), Grid: p["grid"] == 1}, r)
 		},
 		Report: func(s bandit.Setting, p bandit.Params) (privacy.Report, error) {
 			if err := pureCheckK("mt-ucb", s.K); err != nil {
@@ -287,7 +340,7 @@ func init() {
 			if err := pureCheckEpsilon("mt-ucb", p["epsilon"]); err != nil {
 				return privacy.Report{}, err
 			}
-			return mtucbReport(p["epsilon"], s.K), nil
+			return mtucbReport(p["epsilon"], s.K, p["grid"] == 1), nil
 		},
 		Calibrate: func(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Params, error) {
 			if err := pureCheckK("mt-ucb", s.K); err != nil {
@@ -295,6 +348,7 @@ func init() {
 			}
 			return pureCalibrate("mt-ucb", t, float64(s.K))
 		},
+		Serving: pureServing,
 	})
 }
 
@@ -302,11 +356,12 @@ func init() {
 // Tree helpers shared by mtucb.go, mtts.go and dpts.go.
 
 // mtNewTrees returns k Laplace counters of the given capacity at ε0 each,
-// with simulation node noise on r.
-func mtNewTrees(name string, k, capacity int, eps0 float64, r *rand.Rand) ([]*counting.Counter, error) {
+// with node noise nz (pureNoise: continuous draws in simulation, the secure
+// grid mechanism when serving).
+func mtNewTrees(name string, k, capacity int, eps0 float64, nz counting.Noise) ([]*counting.Counter, error) {
 	trees := make([]*counting.Counter, k)
 	for a := range trees {
-		c, err := counting.NewLaplace(counting.LaplaceOptions{Capacity: capacity, Epsilon: eps0}, counting.SimNoise(r))
+		c, err := counting.NewLaplace(counting.LaplaceOptions{Capacity: capacity, Epsilon: eps0}, nz)
 		if err != nil {
 			return nil, fmt.Errorf("%s: building the tree of arm %d: %w", name, a, err)
 		}
@@ -329,20 +384,48 @@ func mtInsert(c *counting.Counter, x float64) bool {
 	return true
 }
 
-// mtRestoreTrees replaces trees[a] by the counter restored from states[a],
-// after checking that the state is a Laplace tree with the capacity and ε0
-// the options imply (a state cannot smuggle in a weaker tree).
-func mtRestoreTrees(trees []*counting.Counter, states []counting.State, eps0 float64, capacity int, r *rand.Rand) error {
+// mtRestoreTrees replaces trees[a] by the counter restored from states[a]
+// with node noise nz, after checking that the state is the tree the options
+// imply (mtCheckTree), so a state cannot smuggle in a weaker tree.
+// counting.Restore then checks the nodes: one kept value per level, zero on
+// the levels the count leaves empty, all finite. Nothing is redrawn.
+func mtRestoreTrees(trees []*counting.Counter, states []counting.State, eps0 float64, capacity int, nz counting.Noise) error {
 	for a, s := range states {
-		if s.Laplace == nil || s.Laplace.Capacity != capacity || s.Laplace.Epsilon != eps0 ||
-			(s.Laplace.Sensitivity != 0 && s.Laplace.Sensitivity != 1) || s.Laplace.Lower != 0 || s.Laplace.GLS {
-			return fmt.Errorf("tree of arm %d does not match the options (want Laplace, capacity %d, ε0 %g)", a, capacity, eps0)
+		if err := mtCheckTree(s, eps0, capacity, nz.Discrete()); err != nil {
+			return fmt.Errorf("tree of arm %d: %w", a, err)
 		}
-		c, err := counting.Restore(s, counting.SimNoise(r))
+		c, err := counting.Restore(s, nz)
 		if err != nil {
 			return fmt.Errorf("tree of arm %d: %w", a, err)
 		}
 		trees[a] = c
+	}
+	return nil
+}
+
+// mtCheckTree checks that a stored tree is a plain Laplace tree of the
+// given capacity and ε0 over leaves in [0, 1], released with grid noise
+// exactly when grid is set.
+func mtCheckTree(s counting.State, eps0 float64, capacity int, grid bool) error {
+	l := s.Laplace
+	if l == nil || s.Gaussian != nil {
+		return errors.New("not a Laplace tree")
+	}
+	if l.Capacity != capacity || l.Epsilon != eps0 || (l.Sensitivity != 0 && l.Sensitivity != 1) || l.Lower != 0 || l.GLS {
+		return fmt.Errorf("options %+v do not match the policy's (want capacity %d, ε0 %v, leaves in [0, 1], no GLS)", *l, capacity, eps0)
+	}
+	if s.Discrete != grid {
+		return fmt.Errorf("nodes released with discrete=%v noise, the policy's grid=%v", s.Discrete, grid)
+	}
+	return nil
+}
+
+// mtFinite checks that every value of a stored per-arm array is finite.
+func mtFinite(name string, xs []float64) error {
+	for a, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s of arm %d is %v, not a finite number", name, a, x)
+		}
 	}
 	return nil
 }

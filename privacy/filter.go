@@ -77,6 +77,10 @@ func NewZCDPFilter(rho float64) (*Filter, error) { return newFilter(NotionZCDP, 
 // NewPureFilter returns a filter that accepts pure-DP steps εᵢ while Σεᵢ ≤ ε.
 func NewPureFilter(eps float64) (*Filter, error) { return newFilter(NotionPure, eps) }
 
+// NewFilter returns the filter of notion n (gdp, zcdp or pure) with the
+// given budget in its parameter (μ, ρ or ε); an error for other notions.
+func NewFilter(n Notion, budget float64) (*Filter, error) { return newFilter(n, budget) }
+
 func newFilter(n Notion, budget float64) (*Filter, error) {
 	if err := checkBudget(n, budget); err != nil {
 		return nil, err
@@ -97,6 +101,10 @@ func checkBudget(n Notion, budget float64) error {
 	}
 	return nil
 }
+
+// ParamName is the symbol of a notion's additive parameter: μ (gdp),
+// ρ (zcdp), ε (pure and others).
+func ParamName(n Notion) string { return paramName(n) }
 
 func paramName(n Notion) string {
 	switch n {

@@ -158,7 +158,7 @@ func TestE2EContract(t *testing.T) {
 			body map[string]any
 			want string
 		}{
-			"unknown policy":       {map[string]any{"name": "x", "arms": arms, "policy": "nope", "horizon": 10}, "the service runs: adaprivate-ts"},
+			"unknown policy":       {map[string]any{"name": "x", "arms": arms, "policy": "nope", "horizon": 10}, "the service runs: adap-ucb, adaprivate-ts"},
 			"non-private budget":   {map[string]any{"name": "x", "arms": arms, "policy": "ucb1", "horizon": 10, "budget": map[string]any{"epsilon": 1, "delta": 1e-6}}, "budget\": null"},
 			"private no budget":    {map[string]any{"name": "x", "arms": arms, "policy": "ts-gaussian", "horizon": 10}, "needs a budget"},
 			"duplicate arms":       {map[string]any{"name": "x", "arms": []string{"a", "a"}, "policy": "ucb1", "horizon": 10, "budget": nil}, "twice"},
@@ -429,14 +429,14 @@ func TestE2EExhaustion(t *testing.T) {
 		})
 	}
 	t.Run("simulation-only policies are refused", func(t *testing.T) {
-		// DESIGN.md rule 4: the pure-DP comparators keep values with float
-		// noise from the simulation samplers, so the service refuses them
-		// with a message that names what it does run.
+		// DESIGN.md rule 4: the private linear baselines keep values with
+		// float noise from the simulation samplers, so the service refuses
+		// them with a message that names what it does run.
 		code, c := call(t, "POST", p.url+"/v1/experiments", adminKey, map[string]any{"name": "h", "arms": arms,
-			"policy": "dp-se", "horizon": 40, "budget": map[string]any{"epsilon": 1, "delta": 1e-6}})
+			"policy": "jdp-linucb", "horizon": 40, "dim": 2, "budget": map[string]any{"epsilon": 1, "delta": 1e-6}})
 		msg := fmt.Sprint(c)
 		if code != 400 || !strings.Contains(msg, "simulation only") || !strings.Contains(msg, "ts-gaussian") {
-			t.Errorf("create dp-se: %d %v; want 400 naming the served policies", code, c)
+			t.Errorf("create jdp-linucb: %d %v; want 400 naming the served policies", code, c)
 		}
 	})
 }

@@ -234,9 +234,13 @@ func (e *experiment) restore(st store.State, replay []store.JoinedReward) error 
 			return err
 		}
 		e.led = l
-		if l.all && !es.Exhausted {
+		if l.all && !es.Exhausted && (e.met == nil || e.met.NextCost().Value != 0) {
 			// The whole budget was reserved: the live spent before the crash
-			// is unknown up to the reservation, so no further step is taken.
+			// is unknown up to the reservation, so no further step that
+			// costs anything is taken. (A policy whose restored state says
+			// its next steps cost nothing, such as a pure-DP epoch policy
+			// that was charged its whole ε at its first step, keeps going:
+			// spent := reserved covers everything it ever spent.)
 			es.Exhausted, es.ExhaustedAt = true, st.DecisionSeq+1
 			es.ExhaustWhy = "the whole remaining budget was reserved before a restart; the experiment is treated as exhausted (conservative)"
 		}
@@ -598,15 +602,7 @@ func (e *experiment) chunkSteps(now time.Time) int {
 }
 
 // paramName names the filter's additive parameter in the notion n.
-func paramName(n privacy.Notion) string {
-	switch n {
-	case privacy.NotionGDP:
-		return "μ"
-	case privacy.NotionZCDP:
-		return "ρ"
-	}
-	return "ε"
-}
+func paramName(n privacy.Notion) string { return privacy.ParamName(n) }
 
 // evictLocked drops logged decisions from memory: those with a durable
 // reward at once, the others after retain.

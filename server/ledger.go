@@ -70,15 +70,7 @@ type extension struct {
 }
 
 func newFilter(n privacy.Notion, budget float64) (*privacy.Filter, error) {
-	switch n {
-	case privacy.NotionGDP:
-		return privacy.NewGDPFilter(budget)
-	case privacy.NotionZCDP:
-		return privacy.NewZCDPFilter(budget)
-	case privacy.NotionPure:
-		return privacy.NewPureFilter(budget)
-	}
-	return nil, fmt.Errorf("no privacy filter for notion %q", n)
+	return privacy.NewFilter(n, budget)
 }
 
 func cloneFilter(f *privacy.Filter) *privacy.Filter {

@@ -59,7 +59,7 @@ func TestPoliciesListsBothKinds(t *testing.T) {
 			t.Errorf("%s: kind %q, want %q", name, got[name], kind)
 		}
 	}
-	if !served["ts-gaussian"] || served["dp-se"] {
-		t.Errorf("served: ts-gaussian %v (want true), dp-se %v (want false: simulation only)", served["ts-gaussian"], served["dp-se"])
+	if !served["ts-gaussian"] || !served["dp-se"] || served["jdp-linucb"] {
+		t.Errorf("served: ts-gaussian %v, dp-se %v (want both true), jdp-linucb %v (want false: simulation only)", served["ts-gaussian"], served["dp-se"], served["jdp-linucb"])
 	}
 }
