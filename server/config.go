@@ -87,7 +87,10 @@ type Config struct {
 	Note            string            `json:"note"`
 	// Warning, when set, says in words what will disappoint the user (a
 	// budget that pays for only a few decisions).
-	Warning   string    `json:"warning,omitempty"`
+	Warning string `json:"warning,omitempty"`
+	// Chosen, when the request said "policy": "auto", says which policy
+	// the service chose and why.
+	Chosen    string    `json:"chosen,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// DurableDecisions: decisions are returned only once logged durably.
 	DurableDecisions bool `json:"durable_decisions"`
@@ -212,7 +215,7 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		return nil, badf("on_exhausted: give \"freeze\" (play from the empirical distribution of past decisions) or \"stop\" (refuse decisions with 409); got %q", c.OnExhausted)
 	}
 	if c.Policy == "" {
-		return nil, badf("policy: give a policy name (served: %s)", servableNames())
+		return nil, badf("policy: give a policy name (served: %s), or \"auto\" to let the service choose the private policy that learns best at the budget", servableNames())
 	}
 	d, err := bandit.Lookup(bandit.AnyKind, c.Policy)
 	if err != nil {

@@ -47,8 +47,10 @@ func TestE2EClientOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp.Warning != "" {
-		t.Errorf("mts-gaussian calibrated to (1, 1e-6) for 10000 decisions: unexpected warning %q", exp.Warning)
+	// At ε = 1 over 10^4 decisions M-TS plays close to uniformly: the
+	// service says so and names a policy that learns.
+	if !strings.Contains(exp.Warning, "close to uniformly") {
+		t.Errorf("mts-gaussian calibrated to (1, 1e-6) for 10000 decisions: warning %q, want one saying it plays close to uniformly", exp.Warning)
 	}
 	other, err := c.CreateExperiment(ctx, dpclient.ExperimentSpec{Name: "other", Arms: []string{"x", "y"}, Policy: "ucb1", Horizon: 100})
 	if err != nil {

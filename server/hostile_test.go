@@ -356,10 +356,12 @@ func TestUnaffordableBudget(t *testing.T) {
 	if w, _ := m["warning"].(string); code != 201 || !strings.Contains(w, "of the 10000 planned decisions") {
 		t.Fatalf("ts-gaussian at ε = 10: %d %v, want 201 with a warning", code, m)
 	}
-	// The same budget runs M-TS, calibrated to it, without a warning.
+	// The same budget runs M-TS, calibrated to it, without a warning about
+	// what the budget pays for (TestAutoPolicy checks the other warning,
+	// that at this budget M-TS plays close to uniformly).
 	code, m = ts.admin("POST", "/v1/experiments", `{"name":"x","arms":["a","b","c"],"policy":"mts-gaussian","horizon":10000,"budget":{"epsilon":1,"delta":1e-6}}`)
-	if code != 201 || m["warning"] != nil {
-		t.Fatalf("mts-gaussian at ε = 1: %d %v, want 201 without a warning", code, m)
+	if w, _ := m["warning"].(string); code != 201 || strings.Contains(w, "pays for only") {
+		t.Fatalf("mts-gaussian at ε = 1: %d %v, want 201 without an affordability warning", code, m)
 	}
 }
 
@@ -610,5 +612,32 @@ func TestCloseGivesUpFailingCommits(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "giving up the final commits") {
 		t.Errorf("giving up is not logged:\n%s", logs.String())
+	}
+}
+
+// TestAutoPolicy: "policy": "auto" runs the recommender and says what it
+// chose and why; a policy the recommender expects to play close to
+// uniformly at its budget is created with a warning naming a better one.
+func TestAutoPolicy(t *testing.T) {
+	ts := newTS(t)
+	code, m := ts.admin("POST", "/v1/experiments", `{"name":"x","arms":["a","b","c"],"policy":"auto","horizon":10000,"budget":{"epsilon":1,"delta":1e-6}}`)
+	chosen, _ := m["chosen"].(string)
+	if code != 201 || m["policy"] == "auto" || !strings.Contains(chosen, "chosen by \"auto\"") || !strings.Contains(chosen, m["policy"].(string)) {
+		t.Fatalf("auto: %d %v", code, m)
+	}
+	t.Logf("auto chose %s: %s", m["policy"], chosen)
+	for _, body := range []string{
+		`{"name":"x","arms":["a","b"],"policy":"auto","horizon":100,"budget":null}`,
+		`{"name":"x","arms":["a","b"],"policy":"auto","horizon":100,"dim":2,"budget":{"epsilon":1,"delta":1e-6}}`,
+		`{"name":"x","arms":["a","b"],"policy":"auto","horizon":100,"budget":{"epsilon":1,"delta":1e-6},"params":{"c":1}}`,
+	} {
+		if code, m := ts.admin("POST", "/v1/experiments", body); code != 400 {
+			t.Errorf("%s: %d %v, want 400", body, code, m)
+		}
+	}
+	code, m = ts.admin("POST", "/v1/experiments", `{"name":"x","arms":["a","b","c"],"policy":"mts-gaussian","horizon":10000,"budget":{"epsilon":1,"delta":1e-6}}`)
+	w, _ := m["warning"].(string)
+	if code != 201 || !strings.Contains(w, "close to uniformly") || !strings.Contains(w, "consider") {
+		t.Errorf("mts-gaussian at ε = 1 over 10^4 decisions: %d, warning %q; want a warning that it plays close to uniformly", code, w)
 	}
 }

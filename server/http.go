@@ -241,9 +241,20 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request, p *pri
 	if e := s.readValidated(r, &req, false); e != nil {
 		return e
 	}
+	chosen := ""
+	if req.Policy == autoPolicy {
+		var err error
+		if chosen, err = chooseAuto(r.Context(), &req); err != nil {
+			return errf(http.StatusBadRequest, "invalid_experiment", err.Error())
+		}
+	}
 	cfg, err := newConfig(req, newID("exp_"), time.Now())
 	if err != nil {
 		return errf(http.StatusBadRequest, "invalid_experiment", err.Error())
+	}
+	cfg.Chosen = chosen
+	if chosen == "" && cfg.Warning == "" {
+		cfg.Warning = uniformWarning(r.Context(), cfg)
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
@@ -708,6 +719,7 @@ type createdResp struct {
 	Accounting string             `json:"accounting"`
 	Note       string             `json:"note"`
 	Warning    string             `json:"warning,omitempty"`
+	Chosen     string             `json:"chosen,omitempty"`
 	Privacy    privacy.Statement  `json:"privacy"`
 	Guarantee  string             `json:"guarantee"`
 }
@@ -715,7 +727,7 @@ type createdResp struct {
 func createdView(x *experiment) createdResp {
 	c := x.cfg
 	return createdResp{ID: c.ID, Name: c.Name, Policy: c.Policy, Params: c.Params, Calibrated: nonNilStrings(c.Calibrated),
-		Private: c.Private, Accounting: c.Accounting, Note: c.Note, Warning: c.Warning, Privacy: c.Report, Guarantee: guaranteeWords(c)}
+		Private: c.Private, Accounting: c.Accounting, Note: c.Note, Warning: c.Warning, Chosen: c.Chosen, Privacy: c.Report, Guarantee: guaranteeWords(c)}
 }
 
 type amount = api.Amount
@@ -765,6 +777,7 @@ type expView struct {
 	Private       bool               `json:"private"`
 	Note          string             `json:"note"`
 	Warning       string             `json:"warning,omitempty"`
+	Chosen        string             `json:"chosen,omitempty"`
 	CreatedAt     time.Time          `json:"created_at"`
 	Decisions     int64              `json:"decisions"`
 	Logged        int64              `json:"logged_decisions"`
@@ -799,7 +812,7 @@ func view(x *experiment, full bool) expView {
 	v := expView{ID: c.ID, Name: c.Name, Arms: c.Arms, Policy: c.Policy, Params: c.Params, Calibrated: nonNilStrings(c.Calibrated),
 		Horizon: c.Horizon, Budget: c.Budget, RewardRange: c.RewardRange, RewardWait: c.RewardWait, Retention: c.RewardRetention, DefaultReward: c.DefaultReward,
 		OnExhausted: c.OnExhausted, Durable: c.DurableDecisions, Contextual: c.Contextual, Dim: c.Dim, FeatureNorm: c.FeatureNorm,
-		Private: c.Private, Note: c.Note, Warning: c.Warning, CreatedAt: c.CreatedAt,
+		Private: c.Private, Note: c.Note, Warning: c.Warning, Chosen: c.Chosen, CreatedAt: c.CreatedAt,
 		Decisions: x.seq, Logged: x.loggedSeq, Rewards: x.rewardSeq, ArmDecisions: slicesClone(x.armDec), Frozen: x.frozenDec,
 		Status: cmp.Or(x.status, "active")}
 	v.Privacy = x.privacyLocked()

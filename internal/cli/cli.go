@@ -23,6 +23,7 @@ type root struct {
 	Simulate  simulateCmd  `cmd:"" help:"Simulate policies on an environment (parallel runs, equal-budget mode, shards)."`
 	Merge     mergeCmd     `cmd:"" help:"Merge the shards of a sweep (dpbandit simulate --shard i/n)."`
 	Policies  policiesCmd  `cmd:"" help:"List the policies, their parameters, defaults and ranges."`
+	Recommend recommendCmd `cmd:"" help:"Which private policy learns at your arms, horizon and budget: an equal-budget simulation, ranked."`
 	Reproduce reproduceCmd `cmd:"" help:"Reproduce a paper's experiment (figures, checks.json, README.md); --list shows them."`
 	Privacy   privacyCmd   `cmd:"" help:"The privacy accountant: convert, calibrate, compose; subsampled Gaussian (RDP)."`
 	Loadtest  loadtestCmd  `cmd:"" help:"Load a decision service on loopback: throughput and p50/p95/p99 latency of decide and reward."`
