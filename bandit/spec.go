@@ -1,6 +1,7 @@
 package bandit
 
 import (
+	"maps"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,6 +23,29 @@ type Param struct {
 	Max     float64 // inclusive upper bound (+Inf when unbounded)
 	Integer bool
 	Doc     string
+	// Serving marks a switch for serving (such as grid: secure noise) whose
+	// default changes no simulation draw: at its default it does not key
+	// the simulator's random streams, so adding it to a policy does not
+	// move that policy's seeded results.
+	Serving bool
+}
+
+// StreamParams returns p without the serving switches that are at their
+// default (Param.Serving): what keys a policy's simulation streams.
+func (d Descriptor) StreamParams(p Params) Params {
+	var out Params
+	for _, ps := range d.Params {
+		if v, ok := p[ps.Name]; ok && ps.Serving && v == ps.Default {
+			if out == nil {
+				out = maps.Clone(p)
+			}
+			delete(out, ps.Name)
+		}
+	}
+	if out == nil {
+		return p
+	}
+	return out
 }
 
 // Check returns an error naming the parameter and its valid range when v is

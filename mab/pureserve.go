@@ -40,7 +40,8 @@ import (
 
 // gridParam is the serving switch of the pure-DP epoch policies.
 var gridParam = bandit.Param{Name: "grid", Default: 0, Min: 0, Max: 1, Integer: true,
-	Doc: "1: release every kept noisy value with the secure snapped discrete Laplace on a grid (the service forces it); 0: continuous Laplace draws (simulation)"}
+	Doc:     "1: release every kept noisy value with the secure snapped discrete Laplace on a grid (the service forces it); 0: continuous Laplace draws (simulation)",
+	Serving: true}
 
 // pureServing is the Serving entry of the pure-DP epoch policies.
 var pureServing = &bandit.Serving{

@@ -136,7 +136,9 @@ func NewPlan(spec Spec, reg Registry) (*Plan, error) {
 			return nil, inputErrorf("policy %s occurs twice after calibration (from %s)", full, en.From)
 		}
 		keys[full] = true
-		en.cellKey = int(env.HashString(full))
+		// Serving switches at their default do not key the stream (see
+		// bandit.Param.Serving): adding one to a policy moves nothing.
+		en.cellKey = int(env.HashString(bandit.Spec{Name: en.Spec.Name, Params: en.desc.StreamParams(en.Params)}.String()))
 	}
 	p.matchCounterparts()
 	return p, nil
