@@ -36,6 +36,34 @@ const (
 // adaEpsilons are the ε of Tables 1, 2 and 6.
 var adaEpsilons = []float64{0.5, 1, 2, 5}
 
+// adaGapKey is the sweep of the paired gap checks (E12.gap-eps*,
+// E14.ablation-increments): SPEC.md A28 runs them with 60 paired runs, five
+// times the size's runs (12 at full size), because with 12 the paired s.e.
+// (≈ 1.4 pp) is as large as the published gaps (0.5–1.5 pp).
+const adaGapKey = "gap"
+
+// adaGapRuns is the number of runs of the gap sweep: 60 at full size.
+func adaGapRuns(c *Context) int { return 5 * c.Runs() }
+
+// gapText renders a paired difference (percentage points) for the gap
+// checks, and whether it is significantly positive; pass is SPEC.md A28's
+// criterion, not significantly negative (mean > −2 s.e.).
+func gapText(name string, d []float64) (text string, pass bool) {
+	s := statOf(d)
+	pos := 0
+	for _, x := range d {
+		if x > 0 {
+			pos++
+		}
+	}
+	sig := "not significantly positive"
+	if s.mean > 2*s.se {
+		sig = "significantly positive"
+	}
+	return fmt.Sprintf("%s%+.2f ± %.2f pp (paired s.e., %d runs; t = %.1f; %d of %d runs > 0; %s)",
+		name, s.mean, s.se, len(d), s.mean/s.se, pos, len(d), sig), s.mean > -2*s.se
+}
+
 func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // adaTS returns adaprivate-ts at (ε, δ = 1e-5) with extra parameters.

@@ -117,6 +117,7 @@ func (c *Context) readme(w io.Writer, o *Outcome) error {
 		return err
 	}
 	b.WriteString("\n")
+	writeReasons(&b, o.Checks)
 	if len(r.Figures) > 0 {
 		b.WriteString("## Figures\n\n")
 		for _, f := range r.Figures {
@@ -167,6 +168,24 @@ func checksTable(cs []Check) report.Table {
 		tb.AddRow(c.ID+" "+c.Name, c.Target, c.Measured, c.Tolerance, c.Verdict())
 	}
 	return tb
+}
+
+// writeReasons lists why the expected-to-fail checks are expected to fail.
+func writeReasons(b *strings.Builder, cs []Check) {
+	n := 0
+	for _, c := range cs {
+		if !c.ExpectedToFail {
+			continue
+		}
+		if n == 0 {
+			b.WriteString("Expected to fail, and why:\n\n")
+		}
+		n++
+		fmt.Fprintf(b, "- **%s** (%s): %s\n", c.ID, c.Verdict(), c.Reason)
+	}
+	if n > 0 {
+		b.WriteString("\n")
+	}
 }
 
 // ChecksMarkdown writes the checks of an outcome as a markdown table.

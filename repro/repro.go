@@ -7,9 +7,12 @@
 // Running a reproduction ([Run]) writes into one directory:
 //
 //   - checks.json: {"checks": [{"name", "target", "measured", "tolerance",
-//     "pass", "expected_to_fail", ...}]}, one entry per target of SPEC.md §3
-//     for the experiment (qualitative targets turned into measurable criteria
-//     with the seeds stated), plus a few consistency checks;
+//     "pass", "expected_to_fail", "reason", ...}]}, one entry per target of
+//     SPEC.md §3 for the experiment (qualitative targets turned into
+//     measurable criteria with the seeds stated), plus a few consistency
+//     checks; it holds no runtime, timestamp or path, so the full-size files
+//     are committed (docs/repro/NAME/checks.json, see [Publish]) and CI
+//     compares a fresh full-size run with them byte for byte;
 //   - README.md: what was run, at what size, how long it took, the checks as a
 //     table, the figures and the notes on what does not reproduce and why;
 //   - the paper's figures as SVG and PNG;
@@ -18,7 +21,9 @@
 //     can be recomputed.
 //
 // A target that SPEC.md expects not to reproduce (a claim SPEC.md §2 shows to
-// be wrong) is a check with expected_to_fail set; it stays in the file. A run
+// be wrong, or a target §2 decides cannot be met as stated) is a check with
+// expected_to_fail set and the reason (the §2 item and its diagnosis); it
+// stays in the file. A run
 // fails ([Outcome.Failed]) when a check that is not expected to fail does not
 // pass at the size that was run.
 //
@@ -66,7 +71,11 @@ type Target struct {
 	Target         string // the target, with its criterion
 	Tolerance      string
 	ExpectedToFail bool
-	Measure        func(c *Context) (measured string, pass bool, err error)
+	// Reason says why the check is expected to fail: the SPEC.md §2 item
+	// that decides it and the diagnosis. Required when ExpectedToFail is
+	// set, empty otherwise.
+	Reason  string
+	Measure func(c *Context) (measured string, pass bool, err error)
 }
 
 // FigureDef is one of the paper's figures. Build draws it from the results;

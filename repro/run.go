@@ -240,20 +240,28 @@ type Check struct {
 	Tolerance      string `json:"tolerance"`
 	Pass           bool   `json:"pass"`
 	ExpectedToFail bool   `json:"expected_to_fail"`
-	Source         string `json:"source"`
+	// Reason is why the check is expected to fail (the SPEC.md §2 item and
+	// the diagnosis); empty for the other checks.
+	Reason string `json:"reason,omitempty"`
+	Source string `json:"source"`
 }
 
-// Outcome is the result of running a reproduction.
+// Outcome is the result of running a reproduction. Its JSON form is
+// checks.json, which is a pure function of the code and the size run (no
+// runtime, timestamp or path), so that the full-size files can be committed
+// (docs/repro/NAME/checks.json) and compared byte for byte.
 type Outcome struct {
 	Reproduction string        `json:"reproduction"`
 	Paper        string        `json:"paper"`
 	Experiments  string        `json:"experiments"`
+	Section      string        `json:"section"`
+	Description  string        `json:"description"`
 	Quick        bool          `json:"quick"`
 	Size         Size          `json:"size"`
 	Seed         uint64        `json:"seed"`
+	Env          string        `json:"env,omitempty"`
 	Metric       string        `json:"metric,omitempty"`
-	Elapsed      time.Duration `json:"-"`
-	Seconds      float64       `json:"seconds"`
+	Elapsed      time.Duration `json:"-"` // in README.md and the log only
 	Checks       []Check       `json:"checks"`
 	Figures      []string      `json:"figures"`
 	Totals       Totals        `json:"totals"`
@@ -359,7 +367,8 @@ func Run(ctx context.Context, r *Reproduction, o Options) (*Outcome, error) {
 			}
 		}
 	}
-	out := &Outcome{Reproduction: r.Name, Paper: r.Paper, Experiments: r.Experiments, Quick: o.Quick, Size: c.Size, Seed: r.Seed}
+	out := &Outcome{Reproduction: r.Name, Paper: r.Paper, Experiments: r.Experiments, Section: r.Section, Description: r.Description,
+		Quick: o.Quick, Size: c.Size, Seed: r.Seed, Env: r.Env}
 	if !r.ClosedForm() {
 		out.Metric = r.Metric.String()
 	}
@@ -374,7 +383,7 @@ func Run(ctx context.Context, r *Reproduction, o Options) (*Outcome, error) {
 		out.Figures = append(out.Figures, f.File+".svg", f.File+".png")
 	}
 	for _, t := range r.Targets {
-		ch := Check{ID: t.ID, Name: t.Name, Target: t.Target, Tolerance: t.Tolerance, ExpectedToFail: t.ExpectedToFail, Source: t.Source}
+		ch := Check{ID: t.ID, Name: t.Name, Target: t.Target, Tolerance: t.Tolerance, ExpectedToFail: t.ExpectedToFail, Reason: t.Reason, Source: t.Source}
 		m, pass, err := t.Measure(c)
 		if err != nil {
 			m, pass = "error: "+err.Error(), false
@@ -384,7 +393,6 @@ func Run(ctx context.Context, r *Reproduction, o Options) (*Outcome, error) {
 	}
 	out.count()
 	out.Elapsed = time.Since(start)
-	out.Seconds = math.Round(out.Elapsed.Seconds()*10) / 10
 	if err := writeJSONFile(filepath.Join(o.Out, ChecksFile), out); err != nil {
 		return nil, err
 	}
