@@ -142,3 +142,61 @@ func BenchmarkSnapshotDim(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecideHandlerPolicy: the handler cost of one decision for each
+// served pure-DP epoch policy beside mts-gaussian's (issue 11: within 2×),
+// 5 arms, after 2,000 decisions with their rewards (so the epoch policies
+// are past their initial pulls and have released values), parallel.
+//
+//	go test ./server -run '^$' -bench 'DecideHandlerPolicy' -benchtime 2s
+func BenchmarkDecideHandlerPolicy(b *testing.B) {
+	arms := []string{"a", "b", "c", "d", "e"}
+	for _, pol := range []string{"mts-gaussian", "lazy-dp-ts", "anytime-lazy-ucb", "adap-ucb", "dp-se", "dp-ts", "mt-ucb", "mt-ts"} {
+		b.Run(pol, func(b *testing.B) {
+			st, err := openSQLite(filepath.Join(b.TempDir(), "db.sqlite"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			s, _, err := New(context.Background(), Options{Store: st, AdminKey: "bench-admin-key-0123456789"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			req := createRequest{Name: "h", Arms: arms, Policy: pol, Horizon: 1_000_000, Budget: &Budget{Epsilon: 1, Delta: 1e-6}}
+			if pol == "mts-gaussian" {
+				req.Horizon, req.Budget = 100_000_000, &Budget{Mu: 3, Delta: 1e-6}
+			}
+			cfg, raw := mustConfig(b, req)
+			x, err := s.eng.create(context.Background(), cfg, raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			for i := range 2000 {
+				ds, err := s.eng.decide(ctx, x, []string{""}, nil, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.eng.reward(ctx, x, ds[0].EventID, float64(i%2)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			h := s.Handler()
+			path := "/v1/experiments/" + x.cfg.ID + "/decisions"
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r := httptest.NewRequest("POST", path, nil)
+					r.Header.Set("Authorization", "Bearer bench-admin-key-0123456789")
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+					if w.Code != 200 {
+						b.Fatalf("%d %s", w.Code, w.Body)
+					}
+				}
+			})
+		})
+	}
+}
