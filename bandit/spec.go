@@ -1,8 +1,8 @@
 package bandit
 
 import (
-	"maps"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
