@@ -133,11 +133,8 @@ func (p *AdaPUCB) Select() int {
 		return st.Init
 	}
 	if st.Left == 0 {
-		tl := float64(st.Steps + 1) // t_ℓ, the episode's first round
-		a := p.opts.Alpha
 		for j := range p.idx {
-			n := float64(st.N[j])
-			p.idx[j] = st.Mu[j] + math.Sqrt(a*math.Log(2*tl)/(2*n)) + a*math.Log(tl)/(p.opts.Epsilon*n)
+			p.idx[j] = p.index(j)
 		}
 		st.Cur = pureArgmax(p.idx)
 		st.Len = st.Total[st.Cur]
@@ -146,6 +143,45 @@ func (p *AdaPUCB) Select() int {
 		st.Episode++
 	}
 	return st.Cur
+}
+
+// index is arm j's index (Eq. 7) at the next episode's first round
+// t_ℓ = steps + 1: μ̃_j + sqrt(α·ln(2t_ℓ)/(2n_j)) + α·ln(t_ℓ)/(ε·n_j).
+func (p *AdaPUCB) index(j int) float64 {
+	st := &p.st
+	tl := float64(st.Steps + 1) // t_ℓ, the episode's first round
+	a := p.opts.Alpha
+	n := float64(st.N[j])
+	return st.Mu[j] + math.Sqrt(a*math.Log(2*tl)/(2*n)) + a*math.Log(tl)/(p.opts.Epsilon*n)
+}
+
+// SelectProbs puts probability 1 on the arm the next Select returns: the
+// next initial pull, the running episode's arm, or, when no episode is
+// running, the arm of largest index with Select's tie-breaking (the arm
+// the next Select commits to). The rule is deterministic
+// (bandit.Propensities); it returns 0 (exact) and changes nothing (no
+// episode is started, no filter charge recorded).
+//
+// Privacy: the rule reads the released episode means μ̃, the public
+// episode lengths, the schedule and the round count, never the running
+// episode's reward sum, so the probabilities are post-processing of
+// released state (DESIGN.md rule 2).
+func (p *AdaPUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	st := &p.st
+	out = out[:p.opts.K]
+	switch {
+	case st.Init < len(st.Mu):
+		return bandit.PointMass(out, st.Init)
+	case st.Left > 0:
+		return bandit.PointMass(out, st.Cur)
+	}
+	best, bv := 0, 0.0
+	for j := range st.Mu {
+		if v := p.index(j); j == 0 || v > bv { // pureArgmax's rule
+			best, bv = j, v
+		}
+	}
+	return bandit.PointMass(out, best)
 }
 
 // Update records the reward of the arm just played. It panics on a reward

@@ -184,10 +184,29 @@ func dpseRe(s, e int, eps, beta float64) int {
 func (p *DPSE) Select() int {
 	st := &p.st
 	st.Meter.selected()
+	return p.next()
+}
+
+// next is the arm of the round-robin's next pull (the one survivor once
+// the others are eliminated). It changes nothing.
+func (p *DPSE) next() int {
+	st := &p.st
 	if len(st.Alive) == 1 {
 		return st.Alive[0]
 	}
 	return st.Alive[st.Pos]
+}
+
+// SelectProbs puts probability 1 on the arm the next Select returns: the
+// schedule is deterministic (bandit.Propensities). It returns 0 (exact)
+// and changes nothing (no filter charge recorded).
+//
+// Privacy: the schedule reads the surviving set, fixed by the released
+// epoch means, and the public round-robin position, never the running
+// epoch's sums, so the probabilities are post-processing of released state
+// (DESIGN.md rule 2).
+func (p *DPSE) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	return bandit.PointMass(out[:p.opts.K], p.next())
 }
 
 // Update records the reward of the arm just played. It panics on a reward

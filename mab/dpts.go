@@ -243,13 +243,50 @@ func (p *DPTS) Select() int {
 	if st.Init < len(st.O) {
 		return st.Init
 	}
+	return p.sample(p.r, p.th)
+}
+
+// sample draws every arm's optimistic Beta sample on r, in index order,
+// and returns the argmax (ties to the lowest index, as pureArgmax); th, if
+// not nil, receives the samples. It reads the private means μ̃ (released
+// totals and tree sums), the public counts O and the round count only, and
+// changes nothing.
+func (p *DPTS) sample(r *rand.Rand, th []float64) int {
+	st := &p.st
 	ft := dptsOffsetT(p.opts.Offset, st.Steps+1) // round t = Steps + 1
-	for a := range p.th {
+	best, bv := 0, 0.0
+	for a := range st.O {
 		o := float64(st.O[a])
 		mu := min(max(p.privateMean(a)+p.off[a]*ft, 0), 1)
-		p.th[a] = noise.Beta(p.r, mu*o+1, (1-mu)*o+1)
+		v := noise.Beta(r, mu*o+1, (1-mu)*o+1)
+		if th != nil {
+			th[a] = v
+		}
+		if a == 0 || v > bv {
+			best, bv = a, v
+		}
 	}
-	return pureArgmax(p.th)
+	return best
+}
+
+// SelectProbs states the distribution of the next Select
+// (bandit.Propensities): during the initial pulls the point mass on the
+// next arm (exact, 0 returned); afterwards the frequencies of draws
+// independent repetitions of Select's rule (the optimistic Beta samples and
+// their argmax) on r, and it returns draws. It changes neither the state
+// nor the policy's generator.
+//
+// Privacy: the rule reads the private means μ̃ = (C + B)/O, where C is the
+// sum of logarithmic-mechanism releases and B the running chunk tree's
+// prefix sum of released nodes, the public counts O and the round count;
+// never the running chunk's exact sum nor a tree's exact node sums, so the
+// probabilities are post-processing of released state (DESIGN.md rule 2).
+func (p *DPTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
+	out = out[:p.opts.K]
+	if st := &p.st; st.Init < len(st.O) {
+		return bandit.PointMass(out, st.Init)
+	}
+	return bandit.EstimateProbs(out, draws, func() int { return p.sample(r, nil) })
 }
 
 // Update records the reward (in [0, 1]) of the arm just played. It panics

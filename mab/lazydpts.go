@@ -118,12 +118,46 @@ func (p *LazyDPTS) Select() int {
 	if a, ok := p.st.initArm(); ok {
 		return a
 	}
-	for j := range p.th {
+	return p.sample(p.r, p.th)
+}
+
+// sample draws every arm's optimistic Beta sample on r, in index order,
+// and returns the argmax (ties to the lowest index, as pureArgmax); th, if
+// not nil, receives the samples. It reads the released means μ̃, the
+// public epoch sizes O and the round count only, and changes nothing.
+func (p *LazyDPTS) sample(r *rand.Rand, th []float64) int {
+	best, bv := 0, 0.0
+	for j := range p.st.O {
 		o := float64(p.st.O[j])
 		mu := min(max(p.st.Mu[j]+p.offset(j), 0), 1)
-		p.th[j] = noise.Beta(p.r, mu*o+1, (1-mu)*o+1)
+		v := noise.Beta(r, mu*o+1, (1-mu)*o+1)
+		if th != nil {
+			th[j] = v
+		}
+		if j == 0 || v > bv {
+			best, bv = j, v
+		}
 	}
-	return pureArgmax(p.th)
+	return best
+}
+
+// SelectProbs states the distribution of the next Select
+// (bandit.Propensities): during the initial pulls the point mass on the
+// next arm (exact, 0 returned); afterwards the frequencies of draws
+// independent repetitions of Select's rule (the optimistic Beta samples and
+// their argmax) on r, and it returns draws. It changes neither the state
+// nor the policy's generator.
+//
+// Privacy: the rule reads the released epoch means μ̃ (each a Laplace
+// release), the public epoch sizes O and the round count, never the
+// running epochs' buffers, so the probabilities are post-processing of
+// released state and cost no privacy (DESIGN.md rule 2).
+func (p *LazyDPTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
+	out = out[:p.opts.K]
+	if a, ok := p.st.initArm(); ok {
+		return bandit.PointMass(out, a)
+	}
+	return bandit.EstimateProbs(out, draws, func() int { return p.sample(r, nil) })
 }
 
 // offset is arm j's optimism offset at round t = steps + 1 (Hu & Hegde

@@ -138,6 +138,29 @@ func (p *LazyUCB) Select() int {
 	return pureArgmax(p.idx)
 }
 
+// SelectProbs puts probability 1 on the arm the next Select returns (the
+// initial pulls in index order, then the largest index with Select's
+// tie-breaking): the rule is deterministic (bandit.Propensities). It returns
+// 0 (exact) and changes nothing (Select's index buffer and its filter charge
+// included).
+//
+// Privacy: the index reads the released epoch means μ̃, the public epoch
+// sizes O and the round count, never the running epochs' buffers, so the
+// probabilities are post-processing of released state (DESIGN.md rule 2).
+func (p *LazyUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	out = out[:p.opts.K]
+	if a, ok := p.st.initArm(); ok {
+		return bandit.PointMass(out, a)
+	}
+	best, bv := 0, 0.0
+	for j := range p.st.O {
+		if v := p.index(j); j == 0 || v > bv { // pureArgmax's rule
+			best, bv = j, v
+		}
+	}
+	return bandit.PointMass(out, best)
+}
+
 // index is arm j's index at round t = steps + 1:
 // μ̃_j + sqrt(c1·log t/O_j) + c2·log t/(ε·O_j), log in base LogBase.
 func (p *LazyUCB) index(j int) float64 {

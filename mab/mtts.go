@@ -359,12 +359,47 @@ func (p *MTTS) Select() int {
 	if st.Phase != MTTSThompson {
 		return st.Pos
 	}
+	return p.sample(p.r, p.th)
+}
+
+// sample draws every arm's phase-C Beta sample on r, in index order, and
+// returns the argmax (ties to the lowest index, as pureArgmax); th, if not
+// nil, receives the samples. It reads the trees' released prefix sums and
+// the public counts m_a only, and changes nothing.
+func (p *MTTS) sample(r *rand.Rand, th []float64) int {
+	st := &p.st
+	best, bv := 0, 0.0
 	for a, tr := range p.trees {
 		m := float64(st.M[a])
 		s := min(max(tr.Sum(), 0), m) // clip into [0, m_a] (A20)
-		p.th[a] = noise.Beta(p.r, s+1, m-s+1)
+		v := noise.Beta(r, s+1, m-s+1)
+		if th != nil {
+			th[a] = v
+		}
+		if a == 0 || v > bv {
+			best, bv = a, v
+		}
 	}
-	return pureArgmax(p.th)
+	return best
+}
+
+// SelectProbs states the distribution of the next Select
+// (bandit.Propensities): in phases A and B the point mass on the
+// round-robin's next arm (exact, 0 returned); in phase C the frequencies of
+// draws independent repetitions of Select's rule (the Beta samples and
+// their argmax) on r, and it returns draws. It changes neither the state
+// nor the policy's generator.
+//
+// Privacy: the round-robin position is public; phase C reads the trees'
+// prefix sums of released nodes and the public counts m_a, never the
+// phase-A/B reward sums nor a tree's exact node sums, so the probabilities
+// are post-processing of released state (DESIGN.md rule 2).
+func (p *MTTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
+	out = out[:p.opts.K]
+	if st := &p.st; st.Phase != MTTSThompson {
+		return bandit.PointMass(out, st.Pos)
+	}
+	return bandit.EstimateProbs(out, draws, func() int { return p.sample(r, nil) })
 }
 
 // Update records the reward of the arm just played. It panics on a reward

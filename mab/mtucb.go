@@ -192,20 +192,50 @@ func (p *MTUCB) Select() int {
 		return p.steps
 	}
 	lnt := math.Log(float64(p.steps + 1))
-	for a, tr := range p.trees {
-		n := float64(p.n[a])
-		if n == 0 { // only when the initial pulls were not followed: explore it
-			p.idx[a] = math.Inf(1)
-			continue
-		}
-		s := min(max(tr.Sum(), 0), n) // clip into the feasible range [0, n_a]
-		w := math.Sqrt(2 * lnt / n)
-		if p.opts.Width == 1 {
-			w = math.Sqrt(s*lnt)/n + lnt/n
-		}
-		p.idx[a] = s/n + w + p.gamma/n
+	for a := range p.trees {
+		p.idx[a] = p.index(a, lnt)
 	}
 	return pureArgmax(p.idx)
+}
+
+// index is arm a's private UCB index with lnt = ln t: clip(tree sum)/n_a
+// + width + Γ/n_a, or +∞ for an arm without a leaf.
+func (p *MTUCB) index(a int, lnt float64) float64 {
+	n := float64(p.n[a])
+	if n == 0 { // only when the initial pulls were not followed: explore it
+		return math.Inf(1)
+	}
+	s := min(max(p.trees[a].Sum(), 0), n) // clip into the feasible range [0, n_a]
+	w := math.Sqrt(2 * lnt / n)
+	if p.opts.Width == 1 {
+		w = math.Sqrt(s*lnt)/n + lnt/n
+	}
+	return s/n + w + p.gamma/n
+}
+
+// SelectProbs puts probability 1 on the arm the next Select returns (the
+// initial pulls in index order, then the largest index with Select's
+// tie-breaking): the rule is deterministic (bandit.Propensities). It
+// returns 0 (exact) and changes nothing (Select's index buffer and its
+// filter charge included).
+//
+// Privacy: the index reads the trees' prefix sums of released nodes, the
+// public leaf counts and the round count, never a tree's exact node sums,
+// so the probabilities are post-processing of released state (DESIGN.md
+// rule 2).
+func (p *MTUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
+	out = out[:p.opts.K]
+	if p.steps < len(p.n) {
+		return bandit.PointMass(out, p.steps)
+	}
+	lnt := math.Log(float64(p.steps + 1))
+	best, bv := 0, 0.0
+	for a := range p.trees {
+		if v := p.index(a, lnt); a == 0 || v > bv { // pureArgmax's rule
+			best, bv = a, v
+		}
+	}
+	return bandit.PointMass(out, best)
 }
 
 // Update inserts the reward (in [0, 1]) of the arm just played into its

@@ -400,8 +400,13 @@ func TestFrozenProbIsFrozenArmDistribution(t *testing.T) {
 // policy added to that set, or a private one in it, fails here until it is
 // reviewed, and the 400 message (propensityPolicies) names them all.
 func TestPropensityPoliciesListed(t *testing.T) {
-	want := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true, "beta-ts": true, "ucb1": true, "lints": true, "linucb": true}
-	released := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true}
+	want := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true, "beta-ts": true, "ucb1": true, "lints": true, "linucb": true,
+		"lazy-dp-ts": true, "anytime-lazy-ucb": true, "adap-ucb": true, "dp-se": true, "dp-ts": true, "mt-ucb": true, "mt-ts": true}
+	// Private policies whose SelectProbs reads released state only: the
+	// AdaPrivate snapshot, and the pure-DP epoch policies' released noisy
+	// values (epoch means, tree sums) with public counts.
+	released := map[string]bool{"adaprivate-ts": true, "adaprivate-ucb": true,
+		"lazy-dp-ts": true, "anytime-lazy-ucb": true, "adap-ucb": true, "dp-se": true, "dp-ts": true, "mt-ucb": true, "mt-ts": true}
 	dim := 2
 	for _, d := range bandit.All(bandit.AnyKind) {
 		if d.Serving == nil {

@@ -323,7 +323,7 @@ type decideRequest struct {
 
 // propensityPolicies lists the served policies that state propensities
 // (TestPropensityPoliciesListed keeps it equal to the registry's).
-const propensityPolicies = "adaprivate-ts and adaprivate-ucb (from their released snapshot), and the non-private beta-ts, ucb1, lints and linucb"
+const propensityPolicies = "adaprivate-ts and adaprivate-ucb (from their released snapshot), the pure-DP epoch policies lazy-dp-ts, anytime-lazy-ucb, adap-ucb, dp-se, dp-ts, mt-ucb and mt-ts (from their released noisy values), and the non-private beta-ts, ucb1, lints and linucb"
 
 const maxCount = 1000
 
