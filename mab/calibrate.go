@@ -327,11 +327,6 @@ func gdpReport(mechanism string, certified, paper float64, paperValid bool, deri
 	return r
 }
 
-// gdpCost is a Metered cost of μ-GDP.
-func gdpCost(mu float64) privacy.Guarantee {
-	return privacy.Guarantee{Notion: privacy.NotionGDP, Value: mu}
-}
-
 // checkReward panics unless 0 ≤ x ≤ 1: the Policy contract makes an
 // out-of-range reward the caller's error, and every privacy statement of this
 // package assumes it (DESIGN.md rule 6). The check does not allocate unless it

@@ -235,7 +235,7 @@ func (p *DPTSUCB) NextCost() privacy.Guarantee {
 			next = max(next, float64(a.Draws+1)*e)
 		}
 	}
-	return gdpCost(math.Sqrt(max(next-cur, 0)))
+	return gdpCostSqrt(subUp(next, cur))
 }
 
 // State returns a copy of the learning state.

@@ -132,7 +132,7 @@ func (p *GaussianTS) NextCost() privacy.Guarantee {
 	if p.unseen > 0 {
 		return gdpCost(0)
 	}
-	return gdpCost(1 / math.Sqrt(float64(minPositive(p.st.Pulls))))
+	return gdpCostInvSqrt(float64(minPositive(p.st.Pulls)), 1)
 }
 
 // State returns a copy of the learning state.

@@ -196,7 +196,7 @@ func (p *MTSGaussian) NextCost() privacy.Guarantee {
 	if p.st.Rounds < p.pre || m == 0 {
 		return gdpCost(0)
 	}
-	return gdpCost(1 / math.Sqrt(p.opts.C*float64(m+1)))
+	return gdpCostInvSqrt(p.opts.C, float64(m+1))
 }
 
 // State returns a copy of the learning state.

@@ -196,7 +196,7 @@ func (p *TSGaussian) NextCost() privacy.Guarantee {
 	if m == 0 {
 		return gdpCost(0)
 	}
-	return gdpCost(1 / math.Sqrt(float64(m+1)))
+	return gdpCostInvSqrt(float64(m+1), 1)
 }
 
 // State returns a copy of the learning state.

@@ -765,7 +765,7 @@ func TestE2EPropensity(t *testing.T) {
 	}
 
 	// TS-Gaussian's probabilities come from raw reward sums: refused.
-	ts := create(t, p, map[string]any{"name": "ts", "arms": arms, "policy": "ts-gaussian", "horizon": 1000, "budget": map[string]any{"mu": 1, "delta": 1e-6}})
+	ts := create(t, p, map[string]any{"name": "ts", "arms": arms, "policy": "ts-gaussian", "horizon": 1000, "budget": map[string]any{"mu": 2, "delta": 1e-6}})
 	code, e := decideOne(t, p, adminKey, ts, prop)
 	if c, msg := errMsg(t, e); code != 400 || c != "propensity_unavailable" || !strings.Contains(msg, "not differentially private") || !strings.Contains(msg, "adaprivate-ts") {
 		t.Errorf("ts-gaussian with propensity: %d %v", code, e)
