@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/store"
 )
 
@@ -639,5 +640,38 @@ func TestAutoPolicy(t *testing.T) {
 	w, _ := m["warning"].(string)
 	if code != 201 || !strings.Contains(w, "close to uniformly") || !strings.Contains(w, "consider") {
 		t.Errorf("mts-gaussian at ε = 1 over 10^4 decisions: %d, warning %q; want a warning that it plays close to uniformly", code, w)
+	}
+}
+
+// TestReportStaysLive: issue 14's second suspected bug. The experiment view
+// showed the report computed at creation; once M-TS ran a Thompson round
+// with pre-pull rewards outstanding its own report moved to the larger
+// "lagged" bound, and the API kept the smaller value.
+func TestReportStaysLive(t *testing.T) {
+	ts := newTS(t)
+	id := ts.create(`{"name":"x","arms":["a","b"],"policy":"mts-gaussian","horizon":1000,"budget":{"mu":5,"delta":1e-6},"params":{"b":2}}`)
+	certified := func() float64 {
+		_, m := ts.admin("GET", "/v1/experiments/"+id, "")
+		return m["privacy"].(map[string]any)["report"].(map[string]any)["certified"].(map[string]any)["value"].(float64)
+	}
+	at0 := certified()
+	// The 4 pre-pull decisions, one reward, then a Thompson round while an
+	// arm holds 1 < b applied rewards.
+	for i := range 4 {
+		ts.admin("POST", "/v1/experiments/"+id+"/decisions", fmt.Sprintf(`{"event_id":"p%d"}`, i))
+	}
+	if code, m := ts.admin("POST", "/v1/experiments/"+id+"/rewards", `{"event_id":"p0","reward":1}`); code != 202 {
+		t.Fatalf("reward: %d %v", code, m)
+	}
+	ts.admin("POST", "/v1/experiments/"+id+"/decisions", `{"event_id":"t0"}`)
+	x := ts.s.eng.get(id)
+	x.mu.Lock()
+	want, err := x.pol.(bandit.Private).Privacy().At(1e-6)
+	x.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := certified(); got != want.Certified.Value || !(got > at0) {
+		t.Errorf("certified in the view = %v, the policy's own report says %v (at creation %v): the view must show the live, larger lagged bound", got, want.Certified.Value, at0)
 	}
 }

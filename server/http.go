@@ -842,7 +842,7 @@ func fp(v float64) *float64 { return &v }
 func (x *experiment) privacyLocked() privacyView {
 	c := x.cfg
 	pv := privacyView{Private: c.Private, Notion: string(c.Report.Certified.Notion), Accounting: c.Accounting, Budget: c.Budget,
-		Exhausted: x.exhausted, Reason: x.exhaustWhy, Report: c.Report, Statement: guaranteeWords(c)}
+		Exhausted: x.exhausted, Reason: x.exhaustWhy, Report: x.liveReportLocked(), Statement: guaranteeWords(c)}
 	if x.exhausted {
 		pv.ExhaustedAt = &x.exhaustedAt
 	}
@@ -892,6 +892,29 @@ func (x *experiment) privacyLocked() privacyView {
 	}
 	pv.Share = min(max(pv.Share, pv.Fraction), 1) // never show less than the filter's own share
 	return pv
+}
+
+// liveReportLocked is the policy's privacy report as of now, at the
+// budget's δ: a policy's report can move after creation (M-TS's moves to
+// its larger "lagged" bound once a Thompson round ran with pre-pull rewards
+// outstanding), and the view must show the current one, not the one
+// computed at creation. The budget itself is enforced by the filter from
+// the actual step costs either way.
+func (x *experiment) liveReportLocked() privacy.Statement {
+	c := x.cfg
+	if c.Budget == nil {
+		return c.Report
+	}
+	pr, ok := x.impl().(bandit.Private)
+	if !ok {
+		return c.Report
+	}
+	var st privacy.Statement
+	var err error
+	if perr := safely(func() { st, err = pr.Privacy().At(c.Budget.Delta) }); perr != nil || err != nil {
+		return c.Report
+	}
+	return st
 }
 
 // guaranteeWords states the experiment's guarantee in a sentence.
