@@ -2,6 +2,7 @@ package mab
 
 import (
 	"math"
+	"math/big"
 
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -74,12 +75,12 @@ func sqAtLeast(mu, d float64) bool {
 	return (hi-d)+lo >= 0
 }
 
-// sqTimesAtLeastOne reports, conservatively, whether μ²·x ≥ 1 exactly
-// (μ, x > 0 finite, μ²·x ≈ 1): false may also mean "too close to tell",
-// which only makes the caller round μ up one more ulp. μ² = hi + lo and
+// sqTimesAtLeastOne reports whether μ²·x ≥ 1 exactly (μ, x > 0 finite,
+// μ²·x ≈ 1). μ² = hi + lo and
 // hi·x = p + e1, lo·x = p2 + e2 exactly, so μ²x − 1 = (p − 1) + e1 + p2 + e2
 // with p − 1 exact (p within a factor 2 of 1); the float sum of these four
-// is within 2⁻¹⁰⁴ of the exact one.
+// is within 2⁻¹⁰⁴ of the exact one, so beyond ±2⁻¹⁰⁰ its sign is the
+// exact sign; in between, big.Rat decides.
 func sqTimesAtLeastOne(mu, x float64) bool {
 	hi := mu * mu
 	lo := math.FMA(mu, mu, -hi)
@@ -90,5 +91,15 @@ func sqTimesAtLeastOne(mu, x float64) bool {
 	e1 := math.FMA(hi, x, -p)
 	p2 := lo * x
 	e2 := math.FMA(lo, x, -p2)
-	return ((p-1)+e1)+(p2+e2) > 0x1p-100
+	switch s := ((p - 1) + e1) + (p2 + e2); {
+	case s > 0x1p-100:
+		return true
+	case s < -0x1p-100:
+		return false
+	}
+	// Too close to tell in floating point (μ²·x = 1 exactly, as for x = 1
+	// or 4): decide exactly. Rare, so the allocation does not matter.
+	m := new(big.Rat).SetFloat64(mu)
+	m.Mul(m, m).Mul(m, new(big.Rat).SetFloat64(x))
+	return m.Cmp(big.NewRat(1, 1)) >= 0
 }
