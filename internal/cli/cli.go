@@ -25,6 +25,7 @@ type root struct {
 	Policies  policiesCmd  `cmd:"" help:"List the policies, their parameters, defaults and ranges."`
 	Recommend recommendCmd `cmd:"" help:"Which private policy learns at your arms, horizon and budget: an equal-budget simulation, ranked."`
 	Reproduce reproduceCmd `cmd:"" help:"Reproduce a paper's experiment (figures, checks.json, README.md); --list shows them."`
+	Evaluate  evaluateCmd  `cmd:"" help:"Off-policy evaluation on logged bandit feedback: IPS, SNIPS, DM, DR, Switch-DR with intervals."`
 	Privacy   privacyCmd   `cmd:"" help:"The privacy accountant: convert, calibrate, compose; subsampled Gaussian (RDP)."`
 	Loadtest  loadtestCmd  `cmd:"" help:"Load a decision service on loopback: throughput and p50/p95/p99 latency of decide and reward."`
 	Serve     serveCmd     `cmd:"" help:"Run the HTTP decision service (experiments, decisions, rewards, budgets, dashboard)."`

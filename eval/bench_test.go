@@ -1,0 +1,189 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// The benchmarks share one generated log: 1,000,000 rounds, 10 actions, 5
+// context features, pi_e and qhat columns (about 250 MB of CSV), written
+// once per process to a temporary directory.
+//
+//	go test ./eval -run '^$' -bench . -benchtime 1x
+//
+// Each benchmark reports peak_MB, the process's peak resident memory
+// (VmHWM) so far; run one benchmark alone (-bench Pipeline) to read its
+// own peak.
+var bench struct {
+	once sync.Once
+	dir  string
+	path string
+	log  *Log
+	err  error
+}
+
+const benchN = 1_000_000
+
+func benchPath(b *testing.B) string {
+	bench.once.Do(func() {
+		bench.dir, bench.err = os.MkdirTemp("", "eval-bench-")
+		if bench.err != nil {
+			return
+		}
+		bench.path = filepath.Join(bench.dir, "log.csv")
+		f, err := os.Create(bench.path)
+		if err != nil {
+			bench.err = err
+			return
+		}
+		defer f.Close()
+		bench.err = synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true, QHat: true}.write(f)
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.path
+}
+
+func benchLog(b *testing.B) *Log {
+	p := benchPath(b)
+	if bench.log == nil {
+		l, err := ReadFile(p, "csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench.log = l
+	}
+	return bench.log
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bench.dir != "" {
+		os.RemoveAll(bench.dir)
+	}
+	os.Exit(code)
+}
+
+// peakMB reads the process's peak resident set (VmHWM) in MB; 0 where
+// /proc is unavailable.
+func peakMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		if len(f) >= 2 && string(f[0]) == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(string(f[1]), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func BenchmarkReadCSV(b *testing.B) {
+	p := benchPath(b)
+	st, _ := os.Stat(p)
+	b.SetBytes(st.Size())
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReadFile(p, "csv"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+func BenchmarkTerms(b *testing.B) {
+	l := benchLog(b)
+	for b.Loop() {
+		ComputeTerms(l, l.PiE, l.QHat)
+	}
+}
+
+func BenchmarkContributions(b *testing.B) {
+	l := benchLog(b)
+	t := ComputeTerms(l, l.PiE, l.QHat)
+	for _, e := range Estimators() {
+		b.Run(string(e), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := t.Contributions(e, DefaultSwitchTau); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBootstrap1000AllEstimators(b *testing.B) {
+	l := benchLog(b)
+	t := ComputeTerms(l, l.PiE, l.QHat)
+	var stats []Ratio
+	var wr []float64
+	for _, e := range Estimators() {
+		c, _ := t.Contributions(e, DefaultSwitchTau)
+		if e == IPS {
+			wr = c
+		}
+		if e == SNIPS {
+			stats = append(stats, Ratio{Num: wr, Den: t.W})
+		} else {
+			stats = append(stats, Ratio{Num: c})
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		Bootstrap(stats, 1000, 1)
+	}
+}
+
+func BenchmarkRewardModel(b *testing.B) {
+	l := benchLog(b)
+	for b.Loop() {
+		if _, _, err := FitRewardModel(l, ModelOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkPipeline is the whole of `dpbandit evaluate --target columns
+// --bootstrap 1000`: read the CSV, every estimator with q̂ from the log's
+// columns, normal and bootstrap intervals.
+func BenchmarkPipeline(b *testing.B) {
+	p := benchPath(b)
+	for b.Loop() {
+		l, err := ReadFile(p, "csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Evaluate(l, l.PiE, Options{Bootstrap: 1000, Seed: 1, SwitchTau: DefaultSwitchTau}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkPipelineFittedModel is the pipeline with the cross-fitted
+// reward model instead of the log's qhat columns.
+func BenchmarkPipelineFittedModel(b *testing.B) {
+	p := benchPath(b)
+	for b.Loop() {
+		l, err := ReadFile(p, "csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.QHat = nil
+		if _, err := Evaluate(l, l.PiE, Options{Bootstrap: 1000, Seed: 1, SwitchTau: DefaultSwitchTau}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakMB(), "peak_MB")
+}
