@@ -94,6 +94,7 @@ func (s *Server) routes() http.Handler {
 	route("/v1/experiments/{id}/archive", "archive", map[string]handler{"POST": s.archiveExperiment})
 	route("/v1/experiments/{id}/decisions", "decisions", map[string]handler{"POST": s.decide})
 	route("/v1/experiments/{id}/rewards", "rewards", map[string]handler{"POST": s.rewards})
+	route("/v1/experiments/{id}/log", "log", map[string]handler{"GET": s.decisionLog})
 	route("/v1/keys", "keys", map[string]handler{"POST": s.createKey, "GET": s.listKeys})
 	route("/v1/keys/{id}", "key", map[string]handler{"DELETE": s.revokeKey})
 	route("/v1/policies", "policies", map[string]handler{"GET": s.policies})

@@ -183,6 +183,13 @@ type Store interface {
 	// decision with seq ≤ that and created at or before before has been
 	// returned now or earlier.
 	Unrewarded(ctx context.Context, experiment string, afterSeq int64, before time.Time, limit int) ([]Decision, int64, error)
+	// Log returns up to limit logged decisions of the experiment with seq >
+	// afterSeq, in seq order, each with its reward when one is stored (the
+	// decision log of GET /v1/experiments/{id}/log). A limit below 1 is read
+	// as 1. An unknown experiment has an empty log (nil, nil), as in Counts.
+	// Only the chosen candidate's features are logged (Decision.Features):
+	// the other candidates of a contextual decision are not stored.
+	Log(ctx context.Context, experiment string, afterSeq int64, limit int) ([]LogRow, error)
 	// Counts returns the numbers of logged decisions and stored rewards.
 	Counts(ctx context.Context, experiment string) (decisions, rewards int64, err error)
 	// PurgeRewards durably deletes the values of the experiment's rewards
@@ -208,4 +215,12 @@ type JoinedReward struct {
 	Arm      int
 	Frozen   bool
 	Features []float64 // the decision's features (contextual), or nil
+}
+
+// LogRow is one row of an experiment's decision log: a logged decision and
+// its reward, nil while none is stored. A reward whose value was deleted
+// (PurgeRewards) has Purged set and Value 0.
+type LogRow struct {
+	Decision
+	Reward *Reward
 }

@@ -29,6 +29,7 @@ type root struct {
 	Privacy   privacyCmd   `cmd:"" help:"The privacy accountant: convert, calibrate, compose; subsampled Gaussian (RDP)."`
 	Loadtest  loadtestCmd  `cmd:"" help:"Load a decision service on loopback: throughput and p50/p95/p99 latency of decide and reward."`
 	Serve     serveCmd     `cmd:"" help:"Run the HTTP decision service (experiments, decisions, rewards, budgets, dashboard)."`
+	Export    exportCmd    `cmd:"" help:"Export an experiment's decision log (raw rewards; admin key) as JSONL or an evaluation CSV."`
 	Version   versionCmd   `cmd:"" help:"Print the version and build information."`
 }
 

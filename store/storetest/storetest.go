@@ -484,6 +484,84 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, reopen func(t *t
 		}
 	})
 
+	t.Run("Log", func(t *testing.T) {
+		// Decisions in seq order from the cursor on, each joined with its
+		// reward (value, default flag, time; purged without its value);
+		// propensities and features as logged; other experiments apart.
+		s := fresh(t)
+		mkExp(t, s, "e1")
+		mkExp(t, s, "e2")
+		p := 0.25
+		b := &store.Batch{}
+		for i := int64(1); i <= 7; i++ {
+			d := store.Decision{Experiment: "e1", EventID: fmt.Sprint("d", i), Seq: i, Arm: int(i % 3), Frozen: i == 7,
+				CreatedAt: now.Add(time.Duration(i) * time.Millisecond), Features: []float64{float64(i), -0.5}}
+			if i%2 == 1 {
+				d.Propensity, d.PropensityDraws = &p, int(i)
+			}
+			b.Decisions = append(b.Decisions, d, store.Decision{Experiment: "e2", EventID: fmt.Sprint("d", i), Seq: i, CreatedAt: now})
+		}
+		// Rewards for d2 (a value), d3 (the default), d5 (purged below),
+		// d6 (value 0); d1, d4 and d7 have none.
+		b.Rewards = []store.Reward{
+			{Experiment: "e1", EventID: "d2", Seq: 1, Value: 0.75, CreatedAt: now.Add(time.Second)},
+			{Experiment: "e1", EventID: "d5", Seq: 2, Value: 0.5, CreatedAt: now.Add(2 * time.Second)},
+			{Experiment: "e1", EventID: "d3", Seq: 3, Value: 0.1, Default: true, CreatedAt: now.Add(3 * time.Second)},
+			{Experiment: "e1", EventID: "d6", Seq: 4, Value: 0, CreatedAt: now.Add(4 * time.Second)},
+			{Experiment: "e2", EventID: "d1", Seq: 1, Value: 1, CreatedAt: now},
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PurgeRewards(ctx, "e1", 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Log(ctx, "e1", 0, 100)
+		if err != nil || len(all) != 7 {
+			t.Fatalf("Log(e1, 0, 100) = %d rows, %v; want 7", len(all), err)
+		}
+		for i, r := range all {
+			n := int64(i + 1)
+			if r.Seq != n || r.EventID != fmt.Sprint("d", n) || r.Arm != int(n%3) || r.Frozen != (n == 7) ||
+				!r.CreatedAt.Equal(now.Add(time.Duration(n)*time.Millisecond)) || fmt.Sprint(r.Features) != fmt.Sprint([]float64{float64(n), -0.5}) {
+				t.Errorf("Log row %d = %+v", i, r.Decision)
+			}
+			if (r.Propensity != nil) != (n%2 == 1) || (r.Propensity != nil && (*r.Propensity != 0.25 || r.PropensityDraws != int(n))) {
+				t.Errorf("Log row %d propensity = %v (draws %d); want 0.25 (draws %d) on odd rows only", i, r.Propensity, r.PropensityDraws, n)
+			}
+		}
+		want := map[int64]string{1: "<nil>", 2: "1 0.75 false false", 3: "3 0.1 true false", 4: "<nil>", 5: "2 0 false true", 6: "4 0 false false", 7: "<nil>"}
+		for _, r := range all {
+			got := "<nil>"
+			if r.Reward != nil {
+				got = fmt.Sprint(r.Reward.Seq, r.Reward.Value, r.Reward.Default, r.Reward.Purged)
+				if r.Reward.EventID != r.EventID || !r.Reward.CreatedAt.Equal(now.Add(time.Duration(r.Reward.Seq)*time.Second)) {
+					t.Errorf("row %d: reward %+v", r.Seq, *r.Reward)
+				}
+			}
+			if got != want[r.Seq] {
+				t.Errorf("row %d: reward (seq value default purged) = %s, want %s", r.Seq, got, want[r.Seq])
+			}
+		}
+		// The cursor resumes exactly after; limit bounds the page.
+		page, err := s.Log(ctx, "e1", 2, 3)
+		if err != nil || len(page) != 3 || page[0].Seq != 3 || page[2].Seq != 5 {
+			t.Errorf("Log(e1, after 2, limit 3) = %+v, %v; want seqs 3..5", page, err)
+		}
+		if page, err := s.Log(ctx, "e1", 5, 0); err != nil || len(page) != 1 || page[0].Seq != 6 {
+			t.Errorf("Log(e1, after 5, limit 0) = %+v, %v; want seq 6 (a limit below 1 is 1)", page, err)
+		}
+		if page, err := s.Log(ctx, "e1", 7, 10); err != nil || len(page) != 0 {
+			t.Errorf("Log(e1, after the last) = %+v, %v; want none", page, err)
+		}
+		if page, err := s.Log(ctx, "e2", 0, 10); err != nil || len(page) != 7 || page[0].Reward == nil || page[0].Reward.Value != 1 || page[1].Reward != nil || page[0].Features != nil || page[0].Propensity != nil {
+			t.Errorf("Log(e2) = %+v, %v; want its own 7 rows, K-armed, d1 rewarded 1", page, err)
+		}
+		if page, err := s.Log(ctx, "nope", 0, 10); err != nil || len(page) != 0 {
+			t.Errorf("Log(unknown experiment) = %+v, %v; want empty, no error", page, err)
+		}
+	})
+
 	t.Run("ConcurrentReadsDuringCommits", func(t *testing.T) {
 		s := fresh(t)
 		mkExp(t, s, "e1")

@@ -519,6 +519,50 @@ func (db *DB) Unrewarded(ctx context.Context, exp string, afterSeq int64, before
 	return out, mark, rows.Err()
 }
 
+// Log implements store.Store: decisions in seq order (their primary key),
+// each left-joined with its reward by the rewards' (experiment, event_id)
+// index. r.seq is NULL when there is no reward; r.value is NULL also when
+// the reward's value was purged.
+func (db *DB) Log(ctx context.Context, exp string, afterSeq int64, limit int) ([]store.LogRow, error) {
+	if limit < 1 {
+		limit = 1
+	}
+	rows, err := db.R.QueryContext(ctx, db.q(`SELECT d.seq, d.event_id, d.arm, d.frozen, d.created_at, d.features, d.propensity, d.propensity_draws,
+		r.seq, r.value, r.is_default, r.created_at
+		FROM decisions d LEFT JOIN rewards r ON r.experiment = d.experiment AND r.event_id = d.event_id
+		WHERE d.experiment = $1 AND d.seq > $2 ORDER BY d.seq LIMIT $3`), exp, afterSeq, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.LogRow
+	for rows.Next() {
+		row := store.LogRow{Decision: store.Decision{Experiment: exp}}
+		d := &row.Decision
+		var frozen, at int64
+		var feat []byte
+		var prop, rv sql.NullFloat64
+		var draws, rseq, rdef, rat sql.NullInt64
+		if err := rows.Scan(&d.Seq, &d.EventID, &d.Arm, &frozen, &at, &feat, &prop, &draws, &rseq, &rv, &rdef, &rat); err != nil {
+			return nil, err
+		}
+		d.Frozen, d.CreatedAt = frozen != 0, fromMS(at)
+		if prop.Valid {
+			p := prop.Float64
+			d.Propensity, d.PropensityDraws = &p, int(draws.Int64)
+		}
+		if d.Features, err = store.DecodeFeatures(feat); err != nil {
+			return nil, fmt.Errorf("decision %s: %w", d.EventID, err)
+		}
+		if rseq.Valid {
+			row.Reward = &store.Reward{Experiment: exp, EventID: d.EventID, Seq: rseq.Int64, Value: rv.Float64, Purged: !rv.Valid,
+				Default: rdef.Int64 != 0, CreatedAt: fromMS(rat.Int64)}
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
 // Counts implements store.Store.
 func (db *DB) Counts(ctx context.Context, exp string) (int64, int64, error) {
 	var d, r int64
