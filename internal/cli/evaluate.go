@@ -7,20 +7,24 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/eval"
 )
 
 type evaluateCmd struct {
-	Log        string  `help:"Logged bandit feedback: a CSV with a header, or JSONL (one object per line)." required:"" type:"existingfile" placeholder:"FILE"`
-	Format     string  `help:"Log format: csv or jsonl (default: by extension; .jsonl/.ndjson/.json are JSONL)." enum:"csv,jsonl," default:"" placeholder:"csv|jsonl"`
-	Target     string  `help:"The policy to evaluate: columns (the log's pi_e_<a> columns), uniform (1/A per action), or probs:FILE (a CSV item_id,pos0,pos1,... of context-free probabilities, one row per action)." default:"columns" placeholder:"columns|uniform|probs:FILE"`
-	Estimators string  `help:"Estimators, comma-separated: ips, snips, dm, dr, switch-dr, or all." default:"all" placeholder:"LIST"`
-	SwitchTau  float64 `help:"Switch-DR threshold: rounds whose importance weight exceeds it keep only their DM term." default:"10" placeholder:"TAU"`
-	Bootstrap  int     `help:"Bootstrap replicates for the percentile interval (0: none)." default:"1000" placeholder:"R"`
-	Seed       uint64  `help:"Seed of the bootstrap and of the cross-fitting folds." default:"1" placeholder:"S"`
-	Folds      int     `help:"Cross-fitting folds of the reward model (used when the log has no qhat_<a> columns)." default:"3" placeholder:"K"`
-	Model      string  `help:"Reward model when fitted: auto (logistic for 0/1 rewards, else ridge), ridge or logistic." enum:"auto,ridge,logistic" default:"auto"`
-	JSON       bool    `help:"Print the result as JSON instead of the table."`
+	Log         string  `help:"Logged bandit feedback: a CSV with a header, or JSONL (one object per line); with --format obd, an Open Bandit Dataset directory." required:"" type:"path" placeholder:"FILE|DIR"`
+	Format      string  `help:"Log format: csv, jsonl or obd (default: by extension; .jsonl/.ndjson/.json are JSONL)." enum:"csv,jsonl,obd," default:"" placeholder:"csv|jsonl|obd"`
+	Campaign    string  `help:"With --format obd: the campaign (men, women or all)." enum:"men,women,all," default:"" placeholder:"men|women"`
+	Target      string  `help:"The policy to evaluate: columns (the log's pi_e_<a> columns), uniform (1/A per action), probs:FILE (a CSV item_id,pos0,pos1,... of context-free probabilities, one row per action), or policy:SPEC (a registered policy, e.g. policy:ucb1; see 'dpbandit policies')." default:"columns" placeholder:"columns|uniform|probs:FILE|policy:SPEC"`
+	Estimators  string  `help:"Estimators, comma-separated: ips, snips, dm, dr, switch-dr, or all." default:"all" placeholder:"LIST"`
+	SwitchTau   float64 `help:"Switch-DR threshold: rounds whose importance weight exceeds it keep only their DM term." default:"10" placeholder:"TAU"`
+	Bootstrap   int     `help:"Bootstrap replicates for the percentile interval (0: none)." default:"1000" placeholder:"R"`
+	Seed        uint64  `help:"Seed of the bootstrap, the cross-fitting folds and the policy of --target policy:SPEC." default:"1" placeholder:"S"`
+	Folds       int     `help:"Cross-fitting folds of the reward model (used when the log has no qhat_<a> columns)." default:"3" placeholder:"K"`
+	Model       string  `help:"Reward model when fitted: auto (logistic for 0/1 rewards, else ridge), ridge or logistic." enum:"auto,ridge,logistic" default:"auto"`
+	ReplayDelay int     `help:"Replay (--target policy:SPEC on a uniform log): feed each matched round's reward back this many matched rounds later." default:"0" placeholder:"D"`
+	Draws       int     `help:"Monte Carlo draws of a randomised policy's action distribution (--target policy:SPEC without replay)." default:"10000" placeholder:"N"`
+	JSON        bool    `help:"Print the result as JSON instead of the table."`
 }
 
 func (evaluateCmd) Help() string {
@@ -49,11 +53,34 @@ errors of the per-round terms; SNIPS by the delta method), a 95% percentile
 bootstrap interval (Poisson bootstrap, --bootstrap replicates, seeded), and the
 effective sample size (Σw)²/Σw² of the importance weights.
 
+--target policy:SPEC evaluates a registered policy (K-armed; contextual ones
+in replay only). Every registered policy learns, so when the log's logger is
+uniform (every pscore within 5% of 1/A) the command runs replay (Li, Chu,
+Langford & Wang, WSDM 2011): the policy is asked at every logged round, a round
+is kept when its choice equals the logged action (whatever the position), and
+the reward is fed back --replay-delay matched rounds later; the table's replay
+row is clicks/matches with a 95% normal interval over the matched rounds. A
+contextual policy sees, per round, one candidate per action: the item features
+(item_context.csv) with --format obd, else e_a ⊗ x (the round's context in
+action a's block: a flat log has no per-action features). On a log whose
+logger is not uniform, the policy is frozen as first built and its action
+distribution (exact for deterministic rules, else --draws Monte Carlo draws,
+standard error ≤ 0.5/√draws) is the target of the estimators.
+
+--format obd reads the Open Bandit Dataset as shipped (Saito et al., NeurIPS
+2021; st-tech/zr-obp): --log is a behaviour policy's directory (random/ or
+bts/, holding <campaign>/<campaign>.csv) or a campaign directory. A round's
+action is item_id, its position is position − 1, its pscore is
+propensity_score, its reward is click; the context is a one-hot block per
+hashed user_feature_0..3 followed by the user-item affinities.
+
 Examples:
 
   dpbandit evaluate --log logged.csv
   dpbandit evaluate --log logged.jsonl --target uniform --estimators ips,snips --json
   dpbandit evaluate --log obd.csv --target probs:bts_probs.csv --switch-tau 5
+  dpbandit evaluate --format obd --log open-bandit-dataset-sample/random --campaign men --target uniform
+  dpbandit evaluate --format obd --log open-bandit-dataset-sample/random --campaign women --target policy:beta-ts --replay-delay 100
 `
 }
 
@@ -71,8 +98,26 @@ func (c *evaluateCmd) Run(g *Globals) error {
 	if c.Folds < 1 {
 		return badInput("--folds must be ≥ 1")
 	}
+	if c.ReplayDelay < 0 {
+		return badInput("--replay-delay must be ≥ 0")
+	}
+	if c.Draws < 1 {
+		return badInput("--draws must be ≥ 1")
+	}
 	start := time.Now()
-	l, err := eval.ReadFile(c.Log, c.Format)
+	var l *eval.Log
+
+	if c.Format == "obd" {
+		if c.Campaign == "" {
+			return badInput("--format obd needs --campaign men, women or all")
+		}
+		l, err = eval.ReadOBD(c.Log, c.Campaign)
+	} else {
+		if c.Campaign != "" {
+			return badInput("--campaign applies to --format obd only")
+		}
+		l, err = eval.ReadFile(c.Log, c.Format)
+	}
 	if err != nil {
 		return err
 	}
@@ -94,8 +139,28 @@ func (c *evaluateCmd) Run(g *Globals) error {
 			return err
 		}
 		targetDesc = "context-free probabilities from " + path
+	case strings.HasPrefix(t, "policy:"):
+		spec := strings.TrimPrefix(t, "policy:")
+		learns, err := eval.Learns(spec)
+		if err != nil {
+			return badInput("--target %s: %v", t, err)
+		}
+		if uniform, _, _ := eval.UniformLogger(l, 0.05); uniform && learns {
+			return c.runReplay(g, l, spec, loaded)
+		}
+		d, info, err := eval.PolicyTarget(l, spec, c.Draws, c.Seed)
+		if err != nil {
+			return badInput("--target %s: %v", t, err)
+		}
+		target = d
+		targetDesc = fmt.Sprintf("%s frozen as first built (not replayed: the log's logger is not uniform), ", info.Policy)
+		if info.Draws == 0 {
+			targetDesc += "exact probabilities"
+		} else {
+			targetDesc += fmt.Sprintf("%d Monte Carlo draws, standard error ≤ %.2g", info.Draws, info.SE)
+		}
 	default:
-		return badInput("--target %q: want columns, uniform or probs:FILE", t)
+		return badInput("--target %q: want columns, uniform, probs:FILE or policy:SPEC", t)
 	}
 	rep, err := eval.Evaluate(l, target, eval.Options{
 		Estimators: ests, SwitchTau: c.SwitchTau, Bootstrap: c.Bootstrap, Seed: c.Seed,
@@ -134,6 +199,65 @@ func (c *evaluateCmd) Run(g *Globals) error {
 	return nil
 }
 
+// runReplay replays a learning policy through a uniform logger's log and
+// prints the replay row.
+func (c *evaluateCmd) runReplay(g *Globals, l *eval.Log, spec string, loaded time.Duration) error {
+	o := eval.ReplayOptions{Delay: c.ReplayDelay, Seed: c.Seed}
+	candDesc := ""
+	if sp, err := bandit.ParseSpec(spec); err == nil {
+		if d, err := bandit.Lookup(bandit.AnyKind, sp.Name); err == nil && d.NewContextual != nil {
+			if c.Format == "obd" {
+				items, err := eval.ReadOBDItems(c.Log, c.Campaign)
+				if err != nil {
+					return err
+				}
+				if len(items) < l.A {
+					return fmt.Errorf("item_context.csv has %d items, the log %d", len(items), l.A)
+				}
+				o.Candidates, o.Dim = eval.ItemCandidates(items), len(items[0])
+				candDesc = fmt.Sprintf("item features from item_context.csv (%d dimensions)", o.Dim)
+			} else {
+				candDesc = fmt.Sprintf("e_a ⊗ context (%d dimensions)", l.A*l.D)
+			}
+		}
+	}
+	res, err := eval.Replay(l, spec, o)
+	if err != nil {
+		return badInput("--target policy:%s: %v", spec, err)
+	}
+	if c.JSON {
+		out := evaluateJSONOut{Log: c.Log, Rows: l.N, Actions: l.A, Positions: l.P,
+			Target: "replay of " + res.Policy, Bootstrap: 0, Seed: c.Seed, MeanReward: meanOf(l.Reward),
+			Replay:  &evaluateJSONReplay{Matches: res.Matches, Clicks: res.Clicks, Delay: res.Delay, Uniform: res.Uniform, Candidates: candDesc},
+			Results: []evaluateJSONResult{{Estimator: "replay", Estimate: res.CTR, Normal95: [2]float64{res.Normal.Lo, res.Normal.Hi}}}}
+		return writeJSON(g.Stdout, out)
+	}
+	w := g.Stdout
+	fmt.Fprintf(w, "%s: %d rows used, %d actions, %d position(s), %d context features (read in %s)\n",
+		c.Log, l.N, l.A, l.P, l.D, loaded.Round(time.Millisecond))
+	fmt.Fprintf(w, "target: %s, learning: evaluated by replay (Li, Chu, Langford & Wang 2011) since the logger is uniform (pscore 1/%d)\n", res.Policy, l.A)
+	if candDesc != "" {
+		fmt.Fprintf(w, "candidates: %s\n", candDesc)
+	}
+	fmt.Fprintf(w, "replay: %d matched rounds of %d, %g clicks, feedback delay %d matched rounds, seed %d\n", res.Matches, res.Rounds, res.Clicks, res.Delay, c.Seed)
+	if res.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", res.Warning)
+	}
+	fmt.Fprintf(w, "logging policy's mean reward: %.6g\n\n", meanOf(l.Reward))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "estimator\testimate\t95% normal\tmatches\t")
+	fmt.Fprintf(tw, "replay\t%.6g\t%s\t%d\t\n", res.CTR, interval(res.Normal), res.Matches)
+	return tw.Flush()
+}
+
+func meanOf(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
 func interval(iv eval.Interval) string {
 	if math.IsNaN(iv.Lo) {
 		return "-"
@@ -167,7 +291,16 @@ type evaluateJSONOut struct {
 	Bootstrap  int                  `json:"bootstrap"`
 	Seed       uint64               `json:"seed"`
 	MeanReward float64              `json:"logging_mean_reward"`
+	Replay     *evaluateJSONReplay  `json:"replay,omitempty"`
 	Results    []evaluateJSONResult `json:"results"`
+}
+
+type evaluateJSONReplay struct {
+	Matches    int     `json:"matches"`
+	Clicks     float64 `json:"clicks"`
+	Delay      int     `json:"delay"`
+	Uniform    bool    `json:"uniform_logger"`
+	Candidates string  `json:"candidates,omitempty"`
 }
 
 func evaluateJSON(c *evaluateCmd, rep *eval.Report, target string) evaluateJSONOut {

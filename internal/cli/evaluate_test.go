@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/ctxenv"
 )
 
 // A small log with pi_e and qhat columns; the target's weights are 0.4/0.5
@@ -101,7 +104,102 @@ func TestEvaluateErrors(t *testing.T) {
 
 func TestEvaluateHelp(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := Main([]string{"evaluate", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "dpbandit evaluate --log logged.csv") {
+	if code := Main([]string{"evaluate", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "dpbandit evaluate --log logged.csv") || !strings.Contains(out.String(), "--format obd --log open-bandit-dataset-sample/random") {
 		t.Errorf("exit %d, help:\n%s", code, out.String())
+	}
+}
+
+// uniformCSV is a uniform logger's log over 2 arms: arm 1 always pays.
+func uniformCSV(n int) string {
+	var b strings.Builder
+	b.WriteString("action,reward,pscore,context_0\n")
+	for i := range n {
+		a := (i * 7 / 3) % 2
+		fmt.Fprintf(&b, "%d,%d,0.5,%d\n", a, a, i%3)
+	}
+	return b.String()
+}
+
+// --target policy:SPEC on a uniform log runs replay and prints its row; on a
+// log whose logger is not uniform it freezes the policy instead.
+func TestEvaluatePolicyTarget(t *testing.T) {
+	p := writeTemp(t, "u.csv", uniformCSV(400))
+	var out, errb bytes.Buffer
+	if code := Main([]string{"evaluate", "--log", p, "--target", "policy:ucb1", "--replay-delay", "5"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"evaluated by replay", "feedback delay 5", "\nreplay "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := Main([]string{"evaluate", "--log", p, "--target", "policy:linucb", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("linucb: exit %d: %s", code, errb.String())
+	}
+	var o evaluateJSONOut
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Replay == nil || o.Replay.Matches < 100 || len(o.Results) != 1 || o.Results[0].Estimator != "replay" || o.Results[0].Estimate < 0.5 {
+		t.Errorf("linucb replay: %+v %+v", o.Replay, o.Results)
+	}
+	out.Reset()
+	// evalLog's pscores are all 1/2 (uniform); one changed to 0.4 is not.
+	nonU := writeTemp(t, "n.csv", strings.Replace(evalLog, "0,1,0.5,0.1", "0,1,0.4,0.1", 1))
+	if code := Main([]string{"evaluate", "--log", nonU, "--target", "policy:ucb1", "--estimators", "ips", "--bootstrap", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("frozen: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "frozen as first built") || !strings.Contains(out.String(), "exact probabilities") {
+		t.Errorf("frozen ucb1:\n%s", out.String())
+	}
+}
+
+// --format obd reads the Open Bandit Dataset sample (skipped when absent).
+func TestEvaluateOBD(t *testing.T) {
+	root, err := ctxenv.DataDir()
+	if err != nil {
+		t.Skipf("Open Bandit Dataset sample absent: %v", err)
+	}
+	dir := filepath.Join(root, "open-bandit-dataset-sample", "random")
+	if _, err := os.Stat(filepath.Join(dir, "men", "men.csv")); err != nil {
+		t.Skipf("Open Bandit Dataset sample absent: %s", dir)
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"evaluate", "--format", "obd", "--log", dir, "--campaign", "men", "--target", "uniform", "--estimators", "ips,snips", "--bootstrap", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "10000 rows used, 34 actions, 3 position(s)") || !strings.Contains(out.String(), "0.0046") {
+		t.Errorf("obd uniform:\n%s", out.String())
+	}
+	out.Reset()
+	if code := Main([]string{"evaluate", "--format", "obd", "--log", dir, "--campaign", "women", "--target", "policy:beta-ts", "--replay-delay", "100"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "\nreplay ") || !strings.Contains(out.String(), "delay 100") {
+		t.Errorf("obd replay:\n%s", out.String())
+	}
+}
+
+func TestEvaluateOBDErrors(t *testing.T) {
+	p := writeTemp(t, "log.csv", evalLog)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "obd", "--log", t.TempDir()}, "needs --campaign"},
+		{[]string{"--log", p, "--campaign", "men"}, "--format obd only"},
+		{[]string{"--log", p, "--target", "policy:nope"}, "--target policy:nope"},
+		{[]string{"--log", p, "--target", "policy:ucb1", "--replay-delay", "-1"}, "--replay-delay"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"evaluate"}, c.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"evaluate", "--format", "obd", "--log", t.TempDir(), "--campaign", "men"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "men.csv") {
+		t.Errorf("missing OBD files: exit %d, %q", code, errb.String())
 	}
 }
