@@ -134,6 +134,7 @@ func init() {
 	register(huSamePrivacy())
 	register(huPureDP())
 	register(mtMAB())
+	register(mtReplay())
 	// The AdaPrivate-TS reproductions (issue 4), after the K-armed ones so
 	// that --list follows the papers' order.
 	register(adaSynthetic())
