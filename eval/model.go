@@ -102,6 +102,7 @@ type cellModel struct {
 	mean    []float64 // per fold: training mean reward
 	beta    [][]float64
 	offsets []float64 // per fold: the logistic offset
+	dEff    int       // context features that vary over the log
 }
 
 func newCellModel(l *Log, o ModelOptions) *cellModel {
@@ -118,6 +119,7 @@ func newCellModel(l *Log, o ModelOptions) *cellModel {
 		m.mu[j] = mu
 		if v := s2/float64(l.N) - mu*mu; v > 1e-300 {
 			m.sd[j] = math.Sqrt(v)
+			m.dEff++
 		}
 	}
 	m.fold = make([]uint8, l.N)
@@ -225,26 +227,108 @@ func (m *cellModel) fitRidge() {
 }
 
 // fitLogistic runs Newton's method per fold and cell, the folds in
-// parallel.
+// parallel. The offset is the training folds' pooled click rate with a
+// Jeffreys prior, logit((Σr + ½)/(n + 1)): finite even without a click.
 func (m *cellModel) fitLogistic() {
-	K := m.o.Folds
+	K, l := m.o.Folds, m.l
 	m.offsets = make([]float64, K)
+	sum := make([]float64, K)
+	cnt := make([]float64, K)
+	for i, r := range l.Reward {
+		sum[m.fold[i]] += r
+		cnt[m.fold[i]]++
+	}
+	var tot, totc float64
+	for f := range K {
+		tot += sum[f]
+		totc += cnt[f]
+	}
+	for f := range K {
+		s, n := tot, totc
+		if K > 1 {
+			s, n = tot-sum[f], totc-cnt[f]
+		}
+		m.offsets[f] = math.Log((s + 0.5) / (n - s + 0.5))
+	}
+	cen := m.cellCentres()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for f := range K {
-		mu := min(max(m.mean[f], 1e-6), 1-1e-6)
-		m.offsets[f] = math.Log(mu / (1 - mu))
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			m.newton(f)
+			m.newton(f, cen[f])
 		})
 	}
 	wg.Wait()
 }
 
-func (m *cellModel) newton(f int) {
+// cellCentres returns, per fold f, each cell's mean standardised feature
+// vector over f's training rounds (entry 0, the intercept's, is 0), with
+// NaN marking a feature that is constant on those rounds: the slope of such
+// a feature is not identified in the cell (it would only duplicate the
+// intercept), so the fit leaves it at 0.
+func (m *cellModel) cellCentres() [][]float64 {
+	K, d1, l, cells := m.o.Folds, m.d1, m.l, m.cells
+	s1 := make([]float64, K*cells*d1) // per fold of the round: Σ x (entry 0: count)
+	s2 := make([]float64, K*cells*d1) // Σ x²
+	x := make([]float64, d1)
+	for i := range l.N {
+		m.features(i, x)
+		o := (int(m.fold[i])*cells + m.cell(i)) * d1
+		for u := range d1 {
+			s1[o+u] += x[u]
+			s2[o+u] += x[u] * x[u]
+		}
+	}
+	cen := make([][]float64, K)
+	a := make([]float64, d1)
+	b := make([]float64, d1)
+	for f := range K {
+		cen[f] = make([]float64, cells*d1)
+		for c := range cells {
+			clear(a)
+			clear(b)
+			for h := range K {
+				if K > 1 && h == f {
+					continue
+				}
+				o := (h*cells + c) * d1
+				for u := range d1 {
+					a[u] += s1[o+u]
+					b[u] += s2[o+u]
+				}
+			}
+			cc := cen[f][c*d1 : (c+1)*d1]
+			n := a[0]
+			for u := 1; u < d1; u++ {
+				if n == 0 {
+					cc[u] = math.NaN()
+					continue
+				}
+				mu := a[u] / n
+				if b[u]/n-mu*mu <= 1e-10*(1+mu*mu) {
+					cc[u] = math.NaN()
+				} else {
+					cc[u] = mu
+				}
+			}
+		}
+	}
+	return cen
+}
+
+// newton fits fold f's cells: per cell, the intercept b₀ and slopes β on
+// the cell-centred features, maximising the logistic log-likelihood with
+// offset m.offsets[f] less (λ/2)b₀² + (λD/2)‖β‖², by Newton's method
+// with step halving: a step (its length capped at 10) that lowers the
+// penalised log-likelihood is halved until it does not, so each cell's
+// objective never decreases and Newton's fast local convergence is kept;
+// a cell stops when its step is below 1e-9. The result is stored uncentred: beta[0] = b₀ − c·β.
+func (m *cellModel) newton(f int, cen []float64) {
 	d1, l, cells := m.d1, m.l, m.cells
+	lam := m.o.Lambda
+	lamS := lam * float64(max(m.dEff, 1))
 	beta := m.beta[f]
 	h := make([]float64, cells*d1*d1)
 	g := make([]float64, cells*d1)
@@ -252,9 +336,29 @@ func (m *cellModel) newton(f int) {
 	x := make([]float64, d1)
 	a := make([]float64, d1*d1)
 	rhs := make([]float64, d1)
-	for iter := 0; iter < 50; iter++ {
+	// centred writes round i's cell-centred features into x.
+	centred := func(i, c int) {
+		m.features(i, x)
+		cc := cen[c*d1 : (c+1)*d1]
+		for u := 1; u < d1; u++ {
+			if math.IsNaN(cc[u]) {
+				x[u] = 0
+			} else {
+				x[u] -= cc[u]
+			}
+		}
+	}
+	prev := make([]float64, cells*d1) // the last accepted coefficients
+	last := make([]float64, cells*d1) // the step taken from them
+	best := make([]float64, cells)    // and their penalised log-likelihood
+	for c := range best {
+		best[c] = math.Inf(-1)
+	}
+	ll := make([]float64, cells)
+	for iter := 0; iter < 100; iter++ {
 		clear(h)
 		clear(g)
+		clear(ll)
 		for i := range l.N {
 			if !m.trains(i, f) {
 				continue
@@ -263,15 +367,21 @@ func (m *cellModel) newton(f int) {
 			if done[c] {
 				continue
 			}
-			m.features(i, x)
+			centred(i, c)
 			bc := beta[c*d1 : (c+1)*d1]
 			eta := m.offsets[f]
 			for u := range d1 {
 				eta += x[u] * bc[u]
 			}
-			p := sigmoid(eta)
+			// One exponential gives both σ(η) and log(1 + e^η).
+			r, e := l.Reward[i], math.Exp(-math.Abs(eta))
+			p := 1 / (1 + e)
+			if eta < 0 {
+				p = e / (1 + e)
+			}
+			ll[c] += r*eta - max(eta, 0) - math.Log1p(e)
 			wt := p * (1 - p)
-			res := l.Reward[i] - p
+			res := r - p
 			gg := g[c*d1:]
 			hh := h[c*d1*d1:]
 			for u := range d1 {
@@ -288,20 +398,55 @@ func (m *cellModel) newton(f int) {
 				continue
 			}
 			bc := beta[c*d1 : (c+1)*d1]
+			obj := ll[c] - lam/2*bc[0]*bc[0]
+			for u := 1; u < d1; u++ {
+				obj -= lamS / 2 * bc[u] * bc[u]
+			}
+			pc, lc := prev[c*d1:(c+1)*d1], last[c*d1:(c+1)*d1]
+			if obj < best[c]-1e-12*math.Abs(best[c]) {
+				// The step overshot: halve it.
+				var big float64
+				for u := range d1 {
+					lc[u] /= 2
+					bc[u] = pc[u] + lc[u]
+					big = max(big, math.Abs(lc[u]))
+				}
+				if big < 1e-9 {
+					copy(bc, pc)
+					done[c] = true
+				} else {
+					all = false
+				}
+				continue
+			}
+			best[c] = obj
+			copy(pc, bc)
 			hh := h[c*d1*d1:]
 			for u := range d1 {
+				pen := lamS
+				if u == 0 {
+					pen = lam
+				}
 				for v := u; v < d1; v++ {
 					a[u*d1+v] = hh[u*d1+v]
 					a[v*d1+u] = hh[u*d1+v]
 				}
-				a[u*d1+u] += m.o.Lambda
-				rhs[u] = g[c*d1+u] - m.o.Lambda*bc[u]
+				a[u*d1+u] += pen
+				rhs[u] = g[c*d1+u] - pen*bc[u]
 			}
 			step := solveSPD(a, rhs, d1)
-			var big float64
+			var big, norm float64
 			for u := range d1 {
-				bc[u] += step[u]
 				big = max(big, math.Abs(step[u]))
+				norm += step[u] * step[u]
+			}
+			scale := 1.0
+			if norm = math.Sqrt(norm); norm > 10 {
+				scale = 10 / norm
+			}
+			for u := range d1 {
+				lc[u] = scale * step[u]
+				bc[u] += lc[u]
 			}
 			if big < 1e-9 {
 				done[c] = true
@@ -310,7 +455,19 @@ func (m *cellModel) newton(f int) {
 			}
 		}
 		if all {
-			return
+			break
+		}
+	}
+	// Uncentre: b₀ + (x − c)·β = (b₀ − c·β) + x·β.
+	for c := range cells {
+		bc := beta[c*d1 : (c+1)*d1]
+		cc := cen[c*d1 : (c+1)*d1]
+		for u := 1; u < d1; u++ {
+			if math.IsNaN(cc[u]) {
+				bc[u] = 0
+			} else {
+				bc[0] -= cc[u] * bc[u]
+			}
 		}
 	}
 }
