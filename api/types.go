@@ -47,3 +47,33 @@ type InternalArm struct {
 type KeyRequest struct {
 	Experiments []string `json:"experiments"`
 }
+
+// LogLine is one line of an experiment's decision log (GET
+// /v1/experiments/{id}/log, JSONL): a logged decision with its reward when
+// known. The service writes it; the Go client reads it.
+type LogLine struct {
+	Seq      int64  `json:"seq"`
+	EventID  string `json:"event_id"`
+	Time     string `json:"time"`
+	Arm      string `json:"arm"`
+	ArmIndex int    `json:"arm_index"`
+	// Frozen: played after the budget was exhausted, from the freeze
+	// distribution (not by the policy).
+	Frozen bool `json:"frozen,omitempty"`
+	// Features is the chosen candidate as the policy saw it (scaled into
+	// the unit ball); the other candidates are not stored.
+	Features []float64 `json:"features,omitempty"`
+	// Propensity and PropensityDraws are present when the decision was
+	// asked with propensity: true (and the policy states them);
+	// PropensityReleased says which.
+	Propensity         *float64 `json:"propensity,omitempty"`
+	PropensityDraws    *int     `json:"propensity_draws,omitempty"`
+	PropensityReleased bool     `json:"propensity_released"`
+	// Reward is the raw reward (in the experiment's reward_range) once
+	// stored, absent before and once its value was deleted (RewardPurged);
+	// RewardTime is when it was stored.
+	Reward        *float64 `json:"reward,omitempty"`
+	RewardTime    string   `json:"reward_time,omitempty"`
+	DefaultReward bool     `json:"default_reward,omitempty"`
+	RewardPurged  bool     `json:"reward_purged,omitempty"`
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dpbandit/dpbandit/api"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,32 +17,9 @@ import (
 // raw reward, which is not differentially private: the log is for the data
 // owner (admin key only).
 type LogLine struct {
-	Seq      int64  `json:"seq"` // 1, 2, … in decision order: the cursor to resume after this line
-	EventID  string `json:"event_id"`
-	Time     string `json:"time"` // RFC 3339, UTC, milliseconds
-	Arm      string `json:"arm"`
-	ArmIndex int    `json:"arm_index"`
-	// Frozen: played after the budget was exhausted (not by the policy).
-	Frozen bool `json:"frozen,omitempty"`
-	// Features is the chosen candidate as the policy saw it (contextual
-	// experiments); the other candidates are not stored.
-	Features []float64 `json:"features,omitempty"`
-	// Propensity and PropensityDraws are set where the propensity was
-	// released (PropensityReleased).
-	Propensity         *float64 `json:"propensity,omitempty"`
-	PropensityDraws    *int     `json:"propensity_draws,omitempty"`
-	PropensityReleased bool     `json:"propensity_released"`
-	// Reward is the raw reward once stored, nil before and once its value
-	// was deleted (RewardPurged); RewardTime is set whenever the decision
-	// has a reward.
-	Reward        *float64 `json:"reward,omitempty"`
-	RewardTime    string   `json:"reward_time,omitempty"`
-	DefaultReward bool     `json:"default_reward,omitempty"`
-	RewardPurged  bool     `json:"reward_purged,omitempty"`
-
+	api.LogLine
 	// Raw is the line as answered (without its newline), including fields
-	// this version of the client does not know. It is valid only during the
-	// callback.
+	// this client does not know.
 	Raw []byte `json:"-"`
 }
 

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -641,3 +642,18 @@ func sizeHint(size int64, lineLen int) int {
 }
 
 var _ io.Reader // the readers take io.Reader
+
+// readLine returns the next line of br with its newline (io.EOF after the
+// last), reading a line longer than br's buffer into *long (reused).
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+	}
+	return *long, err
+}

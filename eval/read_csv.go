@@ -35,15 +35,7 @@ func readCSV(r io.Reader, name string, size int64) (*Log, error) {
 		return pe
 	}
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := readLine(br, &long)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}

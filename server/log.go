@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/dpbandit/dpbandit/api"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,33 +35,8 @@ const maxLogLimit = 1_000_000_000
 // logTimeFormat is RFC 3339 in UTC with milliseconds, the stored precision.
 const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// logLine is one line of the log.
-type logLine struct {
-	Seq      int64  `json:"seq"`
-	EventID  string `json:"event_id"`
-	Time     string `json:"time"`
-	Arm      string `json:"arm"`
-	ArmIndex int    `json:"arm_index"`
-	// Frozen: played after the budget was exhausted, from the freeze
-	// distribution (not by the policy).
-	Frozen bool `json:"frozen,omitempty"`
-	// Features is the chosen candidate as the policy saw it (scaled into
-	// the unit ball); the other candidates are not stored.
-	Features []float64 `json:"features,omitempty"`
-	// Propensity and PropensityDraws are present when the decision was
-	// asked with propensity: true (and the policy states them);
-	// PropensityReleased says which.
-	Propensity         *float64 `json:"propensity,omitempty"`
-	PropensityDraws    *int     `json:"propensity_draws,omitempty"`
-	PropensityReleased bool     `json:"propensity_released"`
-	// Reward is the raw reward (in the experiment's reward_range) once
-	// stored, absent before and once its value was deleted (RewardPurged);
-	// RewardTime is when it was stored.
-	Reward        *float64 `json:"reward,omitempty"`
-	RewardTime    string   `json:"reward_time,omitempty"`
-	DefaultReward bool     `json:"default_reward,omitempty"`
-	RewardPurged  bool     `json:"reward_purged,omitempty"`
-}
+// logLine is one line of the log (the wire type is the client's too).
+type logLine = api.LogLine
 
 func newLogLine(c *Config, r *store.LogRow) logLine {
 	l := logLine{Seq: r.Seq, EventID: r.EventID, Time: r.CreatedAt.UTC().Format(logTimeFormat), ArmIndex: r.Arm, Frozen: r.Frozen, Features: r.Features}
