@@ -165,7 +165,7 @@ func (p *AdaPUCB) index(j int) float64 {
 // Privacy: the rule reads the released episode means μ̃, the public
 // episode lengths, the schedule and the round count, never the running
 // episode's reward sum, so the probabilities are post-processing of
-// released state (DESIGN.md rule 2).
+// released state (docs/privacy-model.md rule 2).
 func (p *AdaPUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
 	st := &p.st
 	out = out[:p.opts.K]

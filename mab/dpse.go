@@ -204,7 +204,7 @@ func (p *DPSE) next() int {
 // Privacy: the schedule reads the surviving set, fixed by the released
 // epoch means, and the public round-robin position, never the running
 // epoch's sums, so the probabilities are post-processing of released state
-// (DESIGN.md rule 2).
+// (docs/privacy-model.md rule 2).
 func (p *DPSE) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
 	return bandit.PointMass(out[:p.opts.K], p.next())
 }

@@ -280,7 +280,7 @@ func (p *DPTS) sample(r *rand.Rand, th []float64) int {
 // sum of logarithmic-mechanism releases and B the running chunk tree's
 // prefix sum of released nodes, the public counts O and the round count;
 // never the running chunk's exact sum nor a tree's exact node sums, so the
-// probabilities are post-processing of released state (DESIGN.md rule 2).
+// probabilities are post-processing of released state (docs/privacy-model.md rule 2).
 func (p *DPTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
 	out = out[:p.opts.K]
 	if st := &p.st; st.Init < len(st.O) {

@@ -151,7 +151,7 @@ func (p *LazyDPTS) sample(r *rand.Rand, th []float64) int {
 // Privacy: the rule reads the released epoch means μ̃ (each a Laplace
 // release), the public epoch sizes O and the round count, never the
 // running epochs' buffers, so the probabilities are post-processing of
-// released state and cost no privacy (DESIGN.md rule 2).
+// released state and cost no privacy (docs/privacy-model.md rule 2).
 func (p *LazyDPTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
 	out = out[:p.opts.K]
 	if a, ok := p.st.initArm(); ok {

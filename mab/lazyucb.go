@@ -146,7 +146,7 @@ func (p *LazyUCB) Select() int {
 //
 // Privacy: the index reads the released epoch means μ̃, the public epoch
 // sizes O and the round count, never the running epochs' buffers, so the
-// probabilities are post-processing of released state (DESIGN.md rule 2).
+// probabilities are post-processing of released state (docs/privacy-model.md rule 2).
 func (p *LazyUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
 	out = out[:p.opts.K]
 	if a, ok := p.st.initArm(); ok {

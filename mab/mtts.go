@@ -393,7 +393,7 @@ func (p *MTTS) sample(r *rand.Rand, th []float64) int {
 // Privacy: the round-robin position is public; phase C reads the trees'
 // prefix sums of released nodes and the public counts m_a, never the
 // phase-A/B reward sums nor a tree's exact node sums, so the probabilities
-// are post-processing of released state (DESIGN.md rule 2).
+// are post-processing of released state (docs/privacy-model.md rule 2).
 func (p *MTTS) SelectProbs(_ [][]float64, out []float64, draws int, r *rand.Rand) int {
 	out = out[:p.opts.K]
 	if st := &p.st; st.Phase != MTTSThompson {
@@ -487,7 +487,7 @@ func mttsReport(eps float64, k int, skipGap, grid bool) privacy.Report {
 	if skipGap || k == 1 {
 		return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
 			"ε/k-DP (event-level) for the whole transcript, at any horizon, ε/k = %g. "+
-				"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes, phase A skipped (public Δ̂); SPEC.md §1.8, A19. "+
+				"Mishra & Thakurta 2015 Alg 2 with docs/reproduction-decisions.md A20 fixes, phase A skipped (public Δ̂); docs/reproduction-decisions.md §1.8, A19. "+
 				"Paper: ε = %g (no gap estimates, so phases B–C get the whole budget: k trees at ε0 = ε/k, basic "+
 				"composition). Certified: ε/k = %g. A changed reward enters one leaf of one tree (the noise-shift "+
 				"argument of mt-ucb); nothing else reads it (a reward after its arm's tree is full is not read), and "+
@@ -496,7 +496,7 @@ func mttsReport(eps float64, k int, skipGap, grid bool) privacy.Report {
 	}
 	return pureReport("mt-ts", eps, eps0, fmt.Sprintf(
 		"ε/(2k)-DP (event-level) for the whole transcript, at any horizon, ε/(2k) = %g. "+
-			"Mishra & Thakurta 2015 Alg 2 with SPEC.md A20 fixes; SPEC.md §1.8, A19. Paper (Thm 7): ε = %g "+
+			"Mishra & Thakurta 2015 Alg 2 with docs/reproduction-decisions.md A20 fixes; docs/reproduction-decisions.md §1.8, A19. Paper (Thm 7): ε = %g "+
 			"(ε/2 phase A + ε/2 phases B–C). Certified: ε/(2k) = %g. A changed round lies in one phase: in phase A "+
 			"its reward enters one batch mean (sensitivity 1/m, Lap(2k/(εm)): ε/(2k)); in phases B–C it enters one "+
 			"leaf of one tree (ε0 = ε/(2k), the noise-shift argument of mt-ucb); nothing else reads it (a reward "+

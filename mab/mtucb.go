@@ -221,7 +221,7 @@ func (p *MTUCB) index(a int, lnt float64) float64 {
 //
 // Privacy: the index reads the trees' prefix sums of released nodes, the
 // public leaf counts and the round count, never a tree's exact node sums,
-// so the probabilities are post-processing of released state (DESIGN.md
+// so the probabilities are post-processing of released state (docs/privacy-model.md
 // rule 2).
 func (p *MTUCB) SelectProbs(_ [][]float64, out []float64, _ int, _ *rand.Rand) int {
 	out = out[:p.opts.K]
@@ -270,7 +270,7 @@ func (p *MTUCB) Privacy() privacy.Report { return mtucbReport(p.opts.Epsilon, p.
 func mtucbReport(eps float64, k int, grid bool) privacy.Report {
 	return pureReport("mt-ucb", eps, mtucbEps0(eps, k), fmt.Sprintf(
 		"ε0-DP (event-level) for the whole transcript, at any horizon, with ε0 = ε/k = %g. "+
-			"Mishra & Thakurta 2015 Alg 1; SPEC.md §1.7, A19. Paper (Thm 3): ε = %g by basic composition of k = %d "+
+			"Mishra & Thakurta 2015 Alg 1; docs/reproduction-decisions.md §1.7, A19. Paper (Thm 3): ε = %g by basic composition of k = %d "+
 			"Laplace trees at ε0 = ε/k. Certified: ε0 = %g. Each reward enters exactly one leaf of one tree, and "+
 			"which tree and leaf is fixed by the transcript before the changed round; shifting only the ≤ L node "+
 			"noises that contain that leaf maps one world's noise to the other's with the same transcript at density "+

@@ -334,7 +334,7 @@ func TestPureSelectProbsRecordsNoCharge(t *testing.T) {
 // TestPureSelectProbsReleasedOnly: two policies whose released state is
 // equal but whose unreleased statistics differ (the running epoch's or
 // batch's sums, a tree's exact node sums) state identical propensities: the
-// probabilities are post-processing of released state (DESIGN.md rule 2).
+// probabilities are post-processing of released state (docs/privacy-model.md rule 2).
 func TestPureSelectProbsReleasedOnly(t *testing.T) {
 	const k, draws = 3, 4096
 	for _, c := range purePropCases() {

@@ -1,5 +1,5 @@
 // Package recommend answers "which private policy learns at my arms,
-// horizon and budget?" by an equal-budget simulation (issue 11; DESIGN.md,
+// horizon and budget?" by an equal-budget simulation (issue 11; docs/privacy-model.md,
 // "Anyone choosing a policy"). It is the engine behind `dpbandit recommend`
 // and, bounded in time, the decision service's "policy": "auto".
 //

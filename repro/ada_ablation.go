@@ -35,8 +35,8 @@ var adaAblationRows = []struct {
 	{"E14.ablation-baseline", lAbBase, lLinUCB, 91.2, ""},
 	{"E14.ablation-bonly", lAbBOnly, lLinUCB, 93.5, ""},
 	{"E14.ablation-ts", lAbTS, lLinTS, 95.2, ""},
-	{"E14.ablation-amp", lAbAmp, lLinTS, 96.8, "SPEC.md A13: with exact accounting amplification adds noise (σ_amp/q = 7.01 > σ = 4.90 at ε = 1, q = 0.5) and discards half the rewards, so it does not add Table 4's +1.6 pp; within E14's soft ±5 pp it may still pass."},
-	{"E14.ablation-adaptive", lAbAdaptive, lLinTS, 97.5, "SPEC.md A13: this row keeps amplification (q = 0.5), whose exact accounting costs accuracy, so Table 4's further gain is not expected; within E14's soft ±5 pp it may still pass."},
+	{"E14.ablation-amp", lAbAmp, lLinTS, 96.8, "docs/reproduction-decisions.md A13: with exact accounting amplification adds noise (σ_amp/q = 7.01 > σ = 4.90 at ε = 1, q = 0.5) and discards half the rewards, so it does not add Table 4's +1.6 pp; within E14's soft ±5 pp it may still pass."},
+	{"E14.ablation-adaptive", lAbAdaptive, lLinTS, 97.5, "docs/reproduction-decisions.md A13: this row keeps amplification (q = 0.5), whose exact accounting costs accuracy, so Table 4's further gain is not expected; within E14's soft ±5 pp it may still pass."},
 }
 
 func adaAblation() *Reproduction {
@@ -50,7 +50,7 @@ func adaAblation() *Reproduction {
 		Setup: []string{
 			"The environment, seeds and defaults of ada-synthetic (SPEC.md E12: d = 20, 100-arm pool, 5 candidates, logistic rewards, T = 1e4, 12 runs with a problem each, B = 300, λ = v = α = 1, δ = 1e-5); ε = 1 throughout. Run r of every row sees the same problem, candidates and reward uniforms as run r of ada-synthetic.",
 			"Rows, each adding one component to the previous: the baseline \"UCB + A&b noise\" (registry name " + abNoiseName + ", when a policy of that name is registered: SPEC.md §1.11 leaves it unspecified); + B_ONLY noise = AdaPrivate-UCB; + Thompson sampling = AdaPrivate-TS; + amplification = TS-Amp with q = 0.5 (σ_amp by the exact subsampled-Gaussian RDP); + adaptive exploration = TS-Amp q = 0.5 with v0 = 1.5, γ_v = 0.95.",
-			"Increments (SPEC.md A28): a separate sweep (\"gap\") of LinUCB, LinTS, UCB + A&b noise, AdaPrivate-UCB and AdaPrivate-TS at ε = 1 with five times the runs (60 at full size, same seed), paired run by run; each increment passes when it is not significantly negative (mean > −2 s.e.), and the check says whether it is significantly positive.",
+			"Increments (docs/reproduction-decisions.md A28): a separate sweep (\"gap\") of LinUCB, LinTS, UCB + A&b noise, AdaPrivate-UCB and AdaPrivate-TS at ε = 1 with five times the runs (60 at full size, same seed), paired run by run; each increment passes when it is not significantly negative (mean > −2 s.e.), and the check says whether it is significantly positive.",
 			"Forced exploration (§6.2): AdaPrivate-TS and AdaPrivate-UCB with γ_f = d = 20 (a uniformly random candidate with probability min(1, d ln t/(t γ_f)); post-processing, no privacy cost).",
 			"Table 4's \"% NP\" is read as % of the row's non-private counterpart (LinUCB for the UCB rows, LinTS for the TS rows), as in Table 1; % of LinUCB is shown beside it (SPEC.md A18). Absolute regret is in every measured value and in results.md.",
 		},
@@ -76,7 +76,7 @@ func adaAblation() *Reproduction {
 			m.add(lForcedTS, adaTS(1, "forced", 20))
 			m.add(lForcedUCB, adaUCB(1, "forced", 20))
 			// The increments' own sweep: 60 paired runs at full size
-			// (SPEC.md A28).
+			// (docs/reproduction-decisions.md A28).
 			g := newSweep(adaGapKey, c.Horizon(), adaGapRuns(c), c.R.Seed)
 			g.add(lLinUCB, spec("linucb"))
 			g.add(lLinTS, spec("lints"))
@@ -105,9 +105,9 @@ func adaAblation() *Reproduction {
 		})
 	}
 	r.Targets = append(r.Targets, Target{
-		ID: "E14.ablation-increments", Name: "B_ONLY and TS each add", Source: "SPEC.md E14, A28; [ADA] §4.5 (\"each component contributes incrementally\")",
+		ID: "E14.ablation-increments", Name: "B_ONLY and TS each add", Source: "docs/reproduction-decisions.md E14, A28; [ADA] §4.5 (\"each component contributes incrementally\")",
 		Target:    "UCB + A&b < + B_ONLY (+2.3 pp) < + TS (+1.7 pp), paired",
-		Tolerance: "each increment not significantly negative: mean > −2 s.e. of the paired differences over the gap sweep's runs (60 at full size; SPEC.md A28)",
+		Tolerance: "each increment not significantly negative: mean > −2 s.e. of the paired differences over the gap sweep's runs (60 at full size; docs/reproduction-decisions.md A28)",
 		Measure:   ablationIncrements,
 	}, Target{
 		ID: "E14.forced", Name: "forced exploration", Source: "SPEC.md E14; [ADA] §6.2",
@@ -135,7 +135,7 @@ func adaAblation() *Reproduction {
 // ablationIncrements checks the increments of the rows that SPEC.md does
 // not expect to fail: A&b → B_ONLY (when the baseline is registered) and
 // B_ONLY → TS, each as % of its counterpart, paired by run over the gap
-// sweep (60 runs at full size). SPEC.md A28: each passes when it is not
+// sweep (60 runs at full size). docs/reproduction-decisions.md A28: each passes when it is not
 // significantly negative.
 func ablationIncrements(c *Context) (string, bool, error) {
 	a, err := adaLoad(c, adaGapKey)

@@ -37,7 +37,7 @@ const (
 var adaEpsilons = []float64{0.5, 1, 2, 5}
 
 // adaGapKey is the sweep of the paired gap checks (E12.gap-eps*,
-// E14.ablation-increments): SPEC.md A28 runs them with 60 paired runs, five
+// E14.ablation-increments): docs/reproduction-decisions.md A28 runs them with 60 paired runs, five
 // times the size's runs (12 at full size), because with 12 the paired s.e.
 // (≈ 1.4 pp) is as large as the published gaps (0.5–1.5 pp).
 const adaGapKey = "gap"
@@ -46,7 +46,7 @@ const adaGapKey = "gap"
 func adaGapRuns(c *Context) int { return 5 * c.Runs() }
 
 // gapText renders a paired difference (percentage points) for the gap
-// checks, and whether it is significantly positive; pass is SPEC.md A28's
+// checks, and whether it is significantly positive; pass is docs/reproduction-decisions.md A28's
 // criterion, not significantly negative (mean > −2 s.e.).
 func gapText(name string, d []float64) (text string, pass bool) {
 	s := statOf(d)

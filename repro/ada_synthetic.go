@@ -87,15 +87,15 @@ func adaSynthetic() *Reproduction {
 			"Table 6's CoreSet-Elimination-DP and Batched-Aggregation-DP (coreset-elim-dp, batched-agg-dp) at the same (ε, δ), with their ρ/K per batch.",
 			"Metrics: % of non-private counterpart = 100 × Σ_t μ_t(a_t) of the private policy over that of its counterpart (AdaPrivate-TS and its variants: LinTS; AdaPrivate-UCB and the baselines: LinUCB), run by run, mean over runs (the paper's ± is read as a s.d. across seeds and shown as such in results.md; checks show mean ± s.e.). Absolute regret is the pseudo-regret Σ_t (max_i μ_t(i) − μ_t(a_t)).",
 			"Robustness (§4.5): AdaPrivate-TS at ε = 1 with B ∈ {100, 300, 500, 1000} and v ∈ {0.5, 1, 1.5, 2}, as % of LinTS (v = 1). Scaling (§4.9): AdaPrivate-TS at ε = 1 and 5 with horizons T/4, T/2, T, 2T (2500 … 20000), R(T)/√T.",
-			"TS − UCB gap (SPEC.md A28): a separate sweep (\"gap\") of LinUCB, LinTS, AdaPrivate-TS and AdaPrivate-UCB at ε = 0.5, 1, 2 with five times the runs (60 at full size, same seed, so its first 12 runs are the main sweep's), paired run by run; the check passes when the gap is not significantly negative (mean > −2 s.e.) and says whether it is significantly positive.",
+			"TS − UCB gap (docs/reproduction-decisions.md A28): a separate sweep (\"gap\") of LinUCB, LinTS, AdaPrivate-TS and AdaPrivate-UCB at ε = 0.5, 1, 2 with five times the runs (60 at full size, same seed, so its first 12 runs are the main sweep's), paired run by run; the check passes when the gap is not significantly negative (mean > −2 s.e.) and says whether it is significantly positive.",
 			"results.md holds every row as % of the counterpart (± s.d.), % of LinUCB and absolute regret (± s.e.).",
 		},
 		Notes: []string{
 			"A13: with correct accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) (8.64 vs 4.90 at ε = 1, q = 0.3), and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out below AdaPrivate-TS; the Table 2 TS-Amp rows are expected not to reproduce and E12.A13 checks SPEC.md's prediction instead. SPEC.md E12 lists the TS-Adaptive row as expected to fail as well; since v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, it may reproduce anyway (then reported as \"passed (expected to fail)\").",
 			"§4.9 vs Table 1 (not in SPEC.md A18): R(T)/√T = 1.56–1.75 at ε = 1 means R(1e4) ≤ 175, but 96.7 % of non-private means a reward deficit of 3.3 % of the non-private reward (≈ 0.59·T here, and > 0.5·T for any policy better than random on this problem), i.e. ≥ 165 from privacy alone, on top of LinTS's own regret (≈ 400 here). The two cannot both hold for the pseudo-regret of this environment; the scaling targets are checked as printed.",
 			"A18: Table 4's rows do not match Tables 1/2; \"% of non-private counterpart\" (Table 1) vs \"% of LinUCB\" (Table 6) is ambiguous, so both are reported; \"±\" is read as a standard deviation over seeds.",
-			"Table 6's baselines follow SPEC.md §1.12's fallback (no real source: Gaussian noise on each batch's statistics with ρ_batch = ρ/K); their rows test that fallback, not the paper's (unavailable) code, and SPEC.md A28 marks them expected to fail.",
-			"SPEC.md A28 (decided after the full-size results of e36bd09 were seen): the TS − UCB gap checks run on 60 paired runs with a not-significantly-negative criterion (12 runs could not resolve the published 0.5–1.5 pp gaps); the Table 6 rows and §4.9's R(T)/√T are expected to fail, for the reasons given with each check.",
+			"Table 6's baselines follow docs/reproduction-decisions.md §1.12's fallback (no real source: Gaussian noise on each batch's statistics with ρ_batch = ρ/K); their rows test that fallback, not the paper's (unavailable) code, and docs/reproduction-decisions.md A28 marks them expected to fail.",
+			"docs/reproduction-decisions.md A28 (decided after the full-size results of e36bd09 were seen): the TS − UCB gap checks run on 60 paired runs with a not-significantly-negative criterion (12 runs could not resolve the published 0.5–1.5 pp gaps); the Table 6 rows and §4.9's R(T)/√T are expected to fail, for the reasons given with each check.",
 		},
 	}
 	r.Stages = []Stage{
@@ -129,7 +129,7 @@ func adaSynthetic() *Reproduction {
 				}
 			}
 			// The paired gap checks' own sweep: 60 runs at full size
-			// (SPEC.md A28).
+			// (docs/reproduction-decisions.md A28).
 			g := newSweep(adaGapKey, T, adaGapRuns(c), c.R.Seed)
 			g.add(lLinUCB, spec("linucb"))
 			g.add(lLinTS, spec("lints"))
@@ -196,9 +196,9 @@ func adaSynthetic() *Reproduction {
 	}
 	for i, e := range adaEpsilons[:3] {
 		r.Targets = append(r.Targets, Target{
-			ID: "E12.gap-eps" + fmtG(e), Name: "TS − UCB gap, ε = " + fmtG(e), Source: "SPEC.md E12, A28; [ADA] Table 1, §4.2",
+			ID: "E12.gap-eps" + fmtG(e), Name: "TS − UCB gap, ε = " + fmtG(e), Source: "docs/reproduction-decisions.md E12, A28; [ADA] Table 1, §4.2",
 			Target:    fmt.Sprintf("TS improvement +%.1f pp (AdaPrivate-TS %% of LinTS − AdaPrivate-UCB %% of LinUCB)", adaPaperTS[i]-adaPaperUCB[i]),
-			Tolerance: "not significantly negative: mean > −2 s.e. of the paired differences over the gap sweep's runs (60 at full size; SPEC.md A28)",
+			Tolerance: "not significantly negative: mean > −2 s.e. of the paired differences over the gap sweep's runs (60 at full size; docs/reproduction-decisions.md A28)",
 			Measure:   gapCheck(e),
 		})
 	}
@@ -207,7 +207,7 @@ func adaSynthetic() *Reproduction {
 			ID: "E12.amp-q" + fmtG(q), Name: "TS-Amp q = " + fmtG(q) + " row", Source: "SPEC.md E12, A13; [ADA] Table 2",
 			Target:    "Table 2: " + joinFloats(adaPaperAmp[q]) + " % of LinTS at ε = .5, 1, 2, 5",
 			Tolerance: "±3 pp each", ExpectedToFail: true,
-			Reason:  "SPEC.md A13: with exact accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out at or below AdaPrivate-TS (E12.A13), not above it as Table 2 reports.",
+			Reason:  "docs/reproduction-decisions.md A13: with exact accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out at or below AdaPrivate-TS (E12.A13), not above it as Table 2 reports.",
 			Measure: rowCheck("main", mapEps(func(e float64) string { return lAmp(q, e) }), lLinTS, "LinTS", lLinUCB, adaPaperAmp[q], 3),
 		})
 	}
@@ -215,7 +215,7 @@ func adaSynthetic() *Reproduction {
 		ID: "E12.adaptive", Name: "TS-Adaptive row", Source: "SPEC.md E12, A13; [ADA] Table 2",
 		Target:    "Table 2: " + joinFloats(adaPaperAdaptive) + " % of LinTS at ε = .5, 1, 2, 5",
 		Tolerance: "±3 pp each", ExpectedToFail: true,
-		Reason:  "SPEC.md E12 (with A13) lists the TS-Adaptive row of Table 2 as not expected to reproduce; v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, so it may reproduce anyway (then \"passed (expected to fail)\").",
+		Reason:  "docs/reproduction-decisions.md E12 (with A13) lists the TS-Adaptive row of Table 2 as not expected to reproduce; v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, so it may reproduce anyway (then \"passed (expected to fail)\").",
 		Measure: rowCheck("main", mapEps(lAdaptive), lLinTS, "LinTS", lLinUCB, adaPaperAdaptive, 3),
 	}, Target{
 		ID: "E12.A13", Name: "TS-Amp ≤ AdaPrivate-TS (A13)", Source: "SPEC.md A13",
@@ -223,16 +223,16 @@ func adaSynthetic() *Reproduction {
 		Tolerance: "paired difference ≤ 2 s.e. at each (ε, q)",
 		Measure:   a13Check,
 	}, Target{
-		ID: "E12.coreset", Name: "CoreSet-Elim row", Source: "SPEC.md E12, §1.12, A28; [ADA] Table 6",
+		ID: "E12.coreset", Name: "CoreSet-Elim row", Source: "docs/reproduction-decisions.md E12, §1.12, A28; [ADA] Table 6",
 		Target:    "Table 6: " + joinFloats(adaPaperCoreset) + " % of LinUCB at ε = .5, 1, 2, 5",
 		Tolerance: "±3 pp each", ExpectedToFail: true,
-		Reason:  "SPEC.md A28: CoreSet-Elim is SPEC.md §1.12's fallback construction ([ADA]'s source is missing), so Table 6's levels are not a target for it; its measured levels are reported here and in the results tables.",
+		Reason:  "docs/reproduction-decisions.md A28: CoreSet-Elim is docs/reproduction-decisions.md §1.12's fallback construction ([ADA]'s source is missing), so Table 6's levels are not a target for it; its measured levels are reported here and in the results tables.",
 		Measure: rowCheck("main", mapEps(lCoreset), lLinUCB, "LinUCB", lLinUCB, adaPaperCoreset, 3),
 	}, Target{
-		ID: "E12.batched", Name: "Batched-Agg row", Source: "SPEC.md E12, §1.12, A28; [ADA] Table 6",
+		ID: "E12.batched", Name: "Batched-Agg row", Source: "docs/reproduction-decisions.md E12, §1.12, A28; [ADA] Table 6",
 		Target:    "Table 6: " + joinFloats(adaPaperBatched) + " % of LinUCB at ε = .5, 1, 2, 5",
 		Tolerance: "±3 pp each", ExpectedToFail: true,
-		Reason:  "SPEC.md A28: Batched-Agg is SPEC.md §1.12's fallback construction ([ADA]'s source is missing), so Table 6's levels are not a target for it; its measured levels are reported here and in the results tables.",
+		Reason:  "docs/reproduction-decisions.md A28: Batched-Agg is docs/reproduction-decisions.md §1.12's fallback construction ([ADA]'s source is missing), so Table 6's levels are not a target for it; its measured levels are reported here and in the results tables.",
 		Measure: rowCheck("main", mapEps(lBatched), lLinUCB, "LinUCB", lLinUCB, adaPaperBatched, 3),
 	}, Target{
 		ID: "E12.robust-B", Name: "robustness over B", Source: "SPEC.md E12; [ADA] §4.5",
@@ -260,10 +260,10 @@ func adaSynthetic() *Reproduction {
 	for _, e := range []float64{1, 5} {
 		rg := adaScaling[e]
 		r.Targets = append(r.Targets, Target{
-			ID: "E12.scaling-eps" + fmtG(e), Name: "R(T)/√T, ε = " + fmtG(e), Source: "SPEC.md E12, A28; [ADA] §4.9",
+			ID: "E12.scaling-eps" + fmtG(e), Name: "R(T)/√T, ε = " + fmtG(e), Source: "docs/reproduction-decisions.md E12, A28; [ADA] §4.9",
 			Target:    fmt.Sprintf("AdaPrivate-TS: R(T)/√T in [%g, %g] for T = 2500 … 20000", rg[0], rg[1]),
 			Tolerance: fmt.Sprintf("±25%% (every T in [%.3g, %.3g])", 0.75*rg[0], 1.25*rg[1]), ExpectedToFail: true,
-			Reason:  "SPEC.md A28: §4.9's R(T)/√T is inconsistent with the paper's own Table 1: at T = 1e4 the measured AdaPrivate-TS regret gives R/√T ≈ 7 at ε = 1 and non-private LinTS alone gives about 4.5, so 1.56–1.75 would need a regret below non-private LinTS's. The measured curve is kept (the measured column and the §4.9 table).",
+			Reason:  "docs/reproduction-decisions.md A28: §4.9's R(T)/√T is inconsistent with the paper's own Table 1: at T = 1e4 the measured AdaPrivate-TS regret gives R/√T ≈ 7 at ε = 1 and non-private LinTS alone gives about 4.5, so 1.56–1.75 would need a regret below non-private LinTS's. The measured curve is kept (the measured column and the §4.9 table).",
 			Measure: scalingCheck(e),
 		})
 	}
@@ -288,7 +288,7 @@ func joinFloats(xs []float64) string {
 
 // gapCheck: AdaPrivate-TS (% of LinTS) − AdaPrivate-UCB (% of LinUCB), run
 // by run over the gap sweep (60 runs at full size); the absolute-reward
-// difference is shown beside it. SPEC.md A28: pass when the gap is not
+// difference is shown beside it. docs/reproduction-decisions.md A28: pass when the gap is not
 // significantly negative (mean > −2 s.e.).
 func gapCheck(e float64) func(c *Context) (string, bool, error) {
 	return func(c *Context) (string, bool, error) {

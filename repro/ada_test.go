@@ -32,7 +32,7 @@ func init() {
 	closedForm = append(closedForm, adaClosedForm...)
 }
 
-// adaExpectedToFail are the ada targets SPEC.md A13 and A28 expect not to
+// adaExpectedToFail are the ada targets docs/reproduction-decisions.md A13 and A28 expect not to
 // reproduce.
 var adaExpectedToFail = []string{"E12.amp-q0.3", "E12.amp-q0.5", "E12.adaptive", "E14.ablation-amp", "E14.ablation-adaptive",
 	"E12.coreset", "E12.batched", "E12.scaling-eps1", "E12.scaling-eps5", "E14.group-k1", "E14.group-k5", "E14.group-k10"}

@@ -74,7 +74,7 @@ func adaUserLevel() *Reproduction {
 			"Internal inconsistency of [ADA] (not in SPEC.md A18): §4.6 reports group privacy at k = 10 as 14.2 % of non-private, §6.1 reports the same configuration (\"naive group privacy\", ε_user = 5, k = 10, ρ = ρ_user/k²) as 90.6 %. Both are checked; at most one can pass. Note also that k = 1 is plain event-level AdaPrivate-TS at ε = 5, which Table 1 puts at 98.7 %, not §4.6's 80.4 %.",
 			"A15: the paper's per-batch clipping around 0 with σ = C/sqrt(2ρ_user) is not (ε_user, δ)-DP at the user level: replacing a user moves a clipped contribution by up to 2C, and a user spanning m_u batches costs m_u·ρ. Variant (i) keeps the paper's σ with a valid guarantee; (ii) keeps the paper's clip with a valid σ; (iii) is the paper's configuration, for reference.",
 			"§4.6's group-privacy ρ values are SPEC.md A15's ✔ values (E14.group-rho).",
-			"SPEC.md A28 (decided after the full-size results of e36bd09 were seen): §4.6's three utility levels are expected to fail, because k = 1 is event-level ε = 5, for which the paper's Table 1 reports 98.7 %; the exact group-ρ check stays and must pass.",
+			"docs/reproduction-decisions.md A28 (decided after the full-size results of e36bd09 were seen): §4.6's three utility levels are expected to fail, because k = 1 is event-level ε = 5, for which the paper's Table 1 reports 98.7 %; the exact group-ρ check stays and must pass.",
 		},
 	}
 	r.Stages = []Stage{
@@ -117,10 +117,10 @@ func adaUserLevel() *Reproduction {
 	}}
 	for _, k := range adaGroupK {
 		r.Targets = append(r.Targets, Target{
-			ID: fmt.Sprintf("E14.group-k%d", k), Name: fmt.Sprintf("§4.6 group privacy, k = %d", k), Source: "SPEC.md E14, A28; [ADA] §4.6",
+			ID: fmt.Sprintf("E14.group-k%d", k), Name: fmt.Sprintf("§4.6 group privacy, k = %d", k), Source: "docs/reproduction-decisions.md E14, A28; [ADA] §4.6",
 			Target:    fmt.Sprintf("%.1f %% of non-private (ρ = ρ_user/%d)", adaGroupTargets[k], k*k),
 			Tolerance: "soft ±5 pp", ExpectedToFail: true,
-			Reason:  "SPEC.md A28: §4.6 contradicts the paper's own Table 1: at k = 1 the configuration is plain event-level AdaPrivate-TS at ε = 5, which Table 1 reports at 98.7 % (and §6.1 reports the k = 10 configuration at 90.6 %). The exact group-privacy ρ (k²ρ, E14.group-rho) stays and must pass.",
+			Reason:  "docs/reproduction-decisions.md A28: §4.6 contradicts the paper's own Table 1: at k = 1 the configuration is plain event-level AdaPrivate-TS at ε = 5, which Table 1 reports at 98.7 % (and §6.1 reports the k = 10 configuration at 90.6 %). The exact group-privacy ρ (k²ρ, E14.group-rho) stays and must pass.",
 			Measure: levelCheck("user", lGroup(k), lLinTS, "LinTS", lLinUCB, adaGroupTargets[k], 5),
 		})
 	}

@@ -298,7 +298,7 @@ func genSummary(outs []*Outcome) string {
 	}
 	rows = append(rows, []string{"all", "", "", fmt.Sprint(all.Checks), fmt.Sprint(all.PassedAsExpected), fmt.Sprint(all.Failed),
 		fmt.Sprint(all.ExpectedFailures), fmt.Sprint(all.UnexpectedPasses)})
-	mdTable(&b, []string{"reproduction", "SPEC.md", "full size", "checks", "pass", "fail", "fail as expected", "pass although expected to fail"}, rows)
+	mdTable(&b, []string{"reproduction", "docs/reproduction-decisions.md", "full size", "checks", "pass", "fail", "fail as expected", "pass although expected to fail"}, rows)
 	b.WriteString("\nChecks not expected to fail that fail at full size: ")
 	if len(failed) == 0 {
 		b.WriteString("none.\n")
@@ -315,7 +315,7 @@ func genReproduction(o *Outcome) string {
 	var b strings.Builder
 	dir := DocsDir + "/" + o.Reproduction
 	fmt.Fprintf(&b, "- Paper: %s; %s\n", o.Paper, o.Section)
-	fmt.Fprintf(&b, "- SPEC.md §3: %s\n", o.Experiments)
+	fmt.Fprintf(&b, "- docs/reproduction-decisions.md §3: %s\n", o.Experiments)
 	fmt.Fprintf(&b, "- Command: `dpbandit reproduce %s --out DIR` (or `dpbandit reproduce all --out DIR`)\n", o.Reproduction)
 	if o.Size.Runs == 0 {
 		b.WriteString("- Size: closed form\n")

@@ -79,7 +79,7 @@ func huAlpha() *Reproduction {
 		Notes: []string{
 			"[HU]'s Thm 4.4 value sqrt(2φ/(ln T)^α) is valid but conservative (×√2 and the real φ); the project certifies sqrt(⌊φ⌋/(ln T)^α) (SPEC.md A7). Thm 4.6 omits the division by (ln T)^α and is not used.",
 			"At α = 1 the paper's η = sqrt(2c0) = 2.875 for every T; the tight value varies slightly with T through ⌊φ⌋ (2.031, 2.020, 2.031).",
-			"SPEC.md A23: E5's α-order is checked in two parts, T ≥ 1e5 (E5.alpha-order, must pass) and T = 1e4 (E5.alpha-order-T1e4, expected to fail: the doubling epochs are too short there; see its reason).",
+			"docs/reproduction-decisions.md A23: E5's α-order is checked in two parts, T ≥ 1e5 (E5.alpha-order, must pass) and T = 1e4 (E5.alpha-order-T1e4, expected to fail: the doubling epochs are too short there; see its reason).",
 		},
 	}
 	r.Stages = []Stage{func(c *Context) ([]Sweep, error) {
@@ -132,17 +132,17 @@ func huAlpha() *Reproduction {
 			}},
 	}
 	r.Targets = []Target{
-		{ID: "E5.alpha-order", Name: "regret increases with α (T ≥ 1e5)", Source: "SPEC.md §3 E5, A23; [HU] §5.1",
+		{ID: "E5.alpha-order", Name: "regret increases with α (T ≥ 1e5)", Source: "docs/reproduction-decisions.md §3 E5, A23; [HU] §5.1",
 			Target:    "at every T ≥ 1e5 of the run, mean final regret increases with α: each step α→α' has mean(α') ≥ mean(α) − 2 s.e., and mean(α=1) > mean(α=0) + 2 s.e. (s.e. of the paired difference over runs)",
 			Tolerance: "2 s.e. (paired)",
 			Measure: func(c *Context) (string, bool, error) {
 				return huAlphaOrder(c, func(T int) bool { return T >= huShortT })
 			}},
-		{ID: "E5.alpha-order-T1e4", Name: "regret increases with α (T = 1e4)", Source: "SPEC.md §3 E5, A23; [HU] §5.1",
+		{ID: "E5.alpha-order-T1e4", Name: "regret increases with α (T = 1e4)", Source: "docs/reproduction-decisions.md §3 E5, A23; [HU] §5.1",
 			Target:         "at every T < 1e5 of the run (T = 1e4 at full size), mean final regret increases with α, with the same criterion as E5.alpha-order",
 			Tolerance:      "2 s.e. (paired)",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A23: two independent implementations of [HU] Alg 1 (the project's and a separate Python one, 60–200 runs) put the regret peak at α = 0.5 at T = 1e4. The cause is the doubling epochs at a horizon too short for them: the estimate uses only the last completed epoch's 2^r observations, and at α = 0.5 the second arm (Δ = 0.2) is pulled well past the 1023 pulls that close its n = 512 epoch (1457 on average in issue 3's investigation, against 1071 at α = 0.75 and 1124 at α = 1). At T ≥ 1e5 the order must hold (E5.alpha-order).",
+			Reason:         "docs/reproduction-decisions.md A23: two independent implementations of [HU] Alg 1 (the project's and a separate Python one, 60–200 runs) put the regret peak at α = 0.5 at T = 1e4. The cause is the doubling epochs at a horizon too short for them: the estimate uses only the last completed epoch's 2^r observations, and at α = 0.5 the second arm (Δ = 0.2) is pulled well past the 1023 pulls that close its n = 512 epoch (1457 on average in issue 3's investigation, against 1071 at α = 0.75 and 1124 at α = 1). At T ≥ 1e5 the order must hold (E5.alpha-order).",
 			Measure: func(c *Context) (string, bool, error) {
 				return huAlphaOrder(c, func(T int) bool { return T < huShortT })
 			}},
@@ -247,7 +247,7 @@ func huAlpha() *Reproduction {
 	return r
 }
 
-// huShortT is the horizon below which SPEC.md A23 expects E5's α-order
+// huShortT is the horizon below which docs/reproduction-decisions.md A23 expects E5's α-order
 // not to hold (the doubling epochs are too short at T = 1e4).
 const huShortT = 100000
 
@@ -434,7 +434,7 @@ func huSameBound() *Reproduction {
 			Target:         "the paper's claim at α = 0: DP-TS-UCB has a smaller η than M-TS (b = 0, c = 5), by the paper formulas and by the certified values",
 			Tolerance:      "η_DP-TS-UCB < η_M-TS on both bases",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A9: at α = 0 and T = 1e6 DP-TS-UCB is 651.5-GDP (460.7 tight) against M-TS (b = 0, c = 5) at 447.2 (316.2), so \"better privacy\" fails at α = 0; it holds for α ≥ 0.25.",
+			Reason:         "docs/reproduction-decisions.md A9: at α = 0 and T = 1e6 DP-TS-UCB is 651.5-GDP (460.7 tight) against M-TS (b = 0, c = 5) at 447.2 (316.2), so \"better privacy\" fails at α = 0; it holds for α ≥ 0.25.",
 			Measure: func(c *Context) (string, bool, error) {
 				dpP, dpC, mP, mC, err := huE7Eta(0)
 				if err != nil {
@@ -550,7 +550,7 @@ func huSamePrivacy() *Reproduction {
 			"SPEC.md A8: [HU] §5.3's main text prints the square root of App E.1's c; only App E.1's formula equates the GDPs and reproduces c = 1.1780 and 60.462 (check E8.A8-sqrt is expected to fail).",
 			"SPEC.md A8: at α = 0 every b ≥ 2 gives c < 1 (b = 500: c = 0.0047), outside M-TS's c ≥ 1 regret regime; the privacy formula still holds, and the paper's grid includes them, so they are run.",
 			"b = 100000 spends half of T = 1e6 on pre-pulls (SPEC.md A4).",
-			"SPEC.md A24: at α = 0 the paper's \"M-TS slightly ahead, small gap\" does not reproduce (DP-TS-UCB has about 3× M-TS's regret, confirmed by an independent implementation); E8.alpha0-gap is expected to fail and shows the measured gap.",
+			"docs/reproduction-decisions.md A24: at α = 0 the paper's \"M-TS slightly ahead, small gap\" does not reproduce (DP-TS-UCB has about 3× M-TS's regret, confirmed by an independent implementation); E8.alpha0-gap is expected to fail and shows the measured gap.",
 			"The equal-privacy comparison is on the papers' formulas, as in [HU]; the certified values of the two policies are smaller by different factors (see sweeps/*/summary.json), so on the certified basis the privacy is not exactly equal.",
 		},
 	}
@@ -651,7 +651,7 @@ func huSamePrivacy() *Reproduction {
 			Target:         "the paper's main-text formula c = sqrt(T^((1+α)/2)(ln T)^(−1.5(1−α))/(2c0(b+1))) gives the reported c = 1.18 (α = 0, b = 1) and 60.46 (α = 1, b = 2000)",
 			Tolerance:      "printed digits",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A8: [HU] §5.3's main text prints the square root of App E.1's c; only App E.1's formula (used by the runs) gives c = 1.1780 and 60.462.",
+			Reason:         "docs/reproduction-decisions.md A8: [HU] §5.3's main text prints the square root of App E.1's c; only App E.1's formula (used by the runs) gives c = 1.1780 and 60.462.",
 			Measure: func(c *Context) (string, bool, error) {
 				c0 := math.Sqrt(mab.HuE1C(huT, 0, 1, mab.DefaultC0))
 				c1 := math.Sqrt(mab.HuE1C(huT, 1, 2000, mab.DefaultC0))
@@ -687,11 +687,11 @@ func huSamePrivacy() *Reproduction {
 			Target:    "the paper's best b = 2000 (c = 60.46) at α = 1: its mean final regret is within 1 s.e. of the best mean over the grid",
 			Tolerance: "mean(b=2000) − min mean ≤ sqrt(s.e.(b=2000)² + s.e.(best)²)",
 			Measure:   argmin(1)},
-		{ID: "E8.alpha0-gap", Name: "α = 0: M-TS slightly ahead", Source: "SPEC.md §3 E8, A24; [HU] §5.3, Fig 5(a)",
+		{ID: "E8.alpha0-gap", Name: "α = 0: M-TS slightly ahead", Source: "docs/reproduction-decisions.md §3 E8, A24; [HU] §5.3, Fig 5(a)",
 			Target:         "at α = 0, M-TS (b = 1) has mean final regret ≤ DP-TS-UCB's, with a small gap: (DP-TS-UCB − M-TS)/DP-TS-UCB ≤ 0.25",
 			Tolerance:      "as stated",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A24: DP-TS-UCB(α = 0), implemented line by line (last-epoch data only, one max over ⌊φ⌋ = 212k fresh samples reused), has about 3× M-TS's regret at T = 1e6, and an independent Python implementation agrees; [HU]'s \"M-TS slightly ahead, small gap\" at α = 0 does not reproduce. The measured gap is in the measured column.",
+			Reason:         "docs/reproduction-decisions.md A24: DP-TS-UCB(α = 0), implemented line by line (last-epoch data only, one max over ⌊φ⌋ = 212k fresh samples reused), has about 3× M-TS's regret at T = 1e6, and an independent Python implementation agrees; [HU]'s \"M-TS slightly ahead, small gap\" at α = 0 does not reproduce. The measured gap is in the measured column.",
 			Measure: func(c *Context) (string, bool, error) {
 				mts, dp, err := split(c, 0)
 				if err != nil {
@@ -759,7 +759,7 @@ func huPureDP() *Reproduction {
 		Notes: []string{
 			"SPEC.md lists no target for E9 (the figure is lost); the checks are the three sentences of [HU] App E.2's text.",
 			"The comparison is not at equal privacy: DP-TS-UCB at α = 1 is 2.875-GDP by Thm 4.4, i.e. ε = 17.2 at δ = 1e-6, and at α = 0 651-GDP, while the pure-DP algorithms are 0.5-DP with δ = 0.",
-			"Lazy-DP-TS and Anytime-Lazy-UCB run with mab's defaults: Lazy-DP-TS in its published form (offset 3·log₂ t/(ε·O), SPEC.md A22) and Anytime-Lazy-UCB with its widths read with log₂ (SPEC.md A26, an assumption; E4 shows both readings). Their regret depends on these forms.",
+			"Lazy-DP-TS and Anytime-Lazy-UCB run with mab's defaults: Lazy-DP-TS in its published form (offset 3·log₂ t/(ε·O), docs/reproduction-decisions.md A22) and Anytime-Lazy-UCB with its widths read with log₂ (docs/reproduction-decisions.md A26, an assumption; E4 shows both readings). Their regret depends on these forms.",
 		},
 	}
 	r.Stages = []Stage{func(c *Context) ([]Sweep, error) {

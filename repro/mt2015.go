@@ -59,7 +59,7 @@ func mtMAB() *Reproduction {
 			"Privacy (SPEC.md A19): the paper's ε is k× what each tree needs; the reports certify ε/k and show the paper's ε beside them. Private TS skips phase A, so its trees get the half of ε that [MT] Alg 2 reserves for the gap estimates (ε0 = ε/k, as private UCB's); with the paper's split (ε/(2k)) a TS run \"at ε\" would be ε/2-DP even by the paper's accounting and would meet UCB with twice the noise. ε in the figures is the paper's ε.",
 			"SPEC.md A20's fixes are in mt-ts: argmax over μ̂, m_a counts only tree pulls, noisy sums clipped to [0, m_a], ceilings, budget guard.",
 			"Failure mode: the trees' node noise is drawn once. When the best arm's noisy sum is clipped to 0 at a count n where its index falls below a suboptimal arm's, it is never pulled again: its count, hence its noise, never changes, and the run's regret grows linearly. With the Chapelle–Li width the width vanishes with the clipped sum (sqrt(r ln t)/n + ln t/n with r = 0), so only a large Γ/n rescues the arm; Alg 1's own sqrt(2 ln t/n) would eventually. Private TS fails the same way through Beta(r+1, m−r+1) with r clipped to 0. The paper's theoretical Γ makes this unlikely by design; tuned-down values make it a rare event (a few percent of runs) that shows up as a jump in the mean curve and a large standard error. This is why tuning uses five times as many runs as the reported sweep: with 5 runs it picked values that got stuck on the reported seed.",
-			"SPEC.md A25: E10.saturates and E10.ts-below-ucb stay as stated (on the means) and are expected to fail; two robust checks on the medians, E10.median-ts-below-ucb and E10.median-saturates (at ε ≥ 0.5), must pass. They were chosen after the original checks were seen. The stuck runs (final regret ≥ 0.9·Δ·T) are counted per policy and ε in the measured columns.",
+			"docs/reproduction-decisions.md A25: E10.saturates and E10.ts-below-ucb stay as stated (on the means) and are expected to fail; two robust checks on the medians, E10.median-ts-below-ucb and E10.median-saturates (at ε ≥ 0.5), must pass. They were chosen after the original checks were seen. The stuck runs (final regret ≥ 0.9·Δ·T) are counted per policy and ε in the measured columns.",
 		},
 	}
 	// Tuning uses five times the reported runs: the regret of a small Γ or
@@ -152,11 +152,11 @@ func mtMAB() *Reproduction {
 		}
 	}
 	r.Targets = []Target{
-		{ID: "E10.saturates", Name: "regret saturates", Source: "SPEC.md §3 E10, A25; [MT] §5",
+		{ID: "E10.saturates", Name: "regret saturates", Source: "docs/reproduction-decisions.md §3 E10, A25; [MT] §5",
 			Target:         "for both private algorithms at every ε, the regret saturates: less than 15% of the final mean regret accrues in the second half, R(T) − R(T/2) ≤ 0.15·R(T) (linear growth gives 50%, logarithmic ≈ 6%)",
 			Tolerance:      "fraction ≤ 0.15",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A25: heavy tails decide the means. The trees' noise is fixed once drawn and the tuned algorithms have little optimism, so a few runs in 20 bury the best arm for good and grow linearly (the stuck runs, final regret ≥ 0.9·Δ·T, are counted in the measured column), and at ε = 0.1 private UCB has not saturated by T = 1e5 (issue 3: it stops accruing regret after about 1e5 rounds). E10.median-saturates checks the medians at ε ≥ 0.5.",
+			Reason:         "docs/reproduction-decisions.md A25: heavy tails decide the means. The trees' noise is fixed once drawn and the tuned algorithms have little optimism, so a few runs in 20 bury the best arm for good and grow linearly (the stuck runs, final regret ≥ 0.9·Δ·T, are counted in the measured column), and at ε = 0.1 private UCB has not saturated by T = 1e5 (issue 3: it stops accruing regret after about 1e5 rounds). E10.median-saturates checks the medians at ε ≥ 0.5.",
 			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				var parts []string
@@ -177,11 +177,11 @@ func mtMAB() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok
 			})},
-		{ID: "E10.ts-below-ucb", Name: "TS below UCB", Source: "SPEC.md §3 E10, A25; [MT] §5",
+		{ID: "E10.ts-below-ucb", Name: "TS below UCB", Source: "docs/reproduction-decisions.md §3 E10, A25; [MT] §5",
 			Target:         "private TS has lower mean final regret than private UCB at every ε",
 			Tolerance:      "comparison of means (paired s.e., the medians and the stuck runs shown)",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A25: heavy tails decide the means. With fixed tree noise and no optimism one stuck run in 20 (final regret ≥ 0.9·Δ·T, counted in the measured column) lifts a policy's mean above the other's although the paired differences are within about 1 s.e. of zero; on the runs A25 examined the medians put TS below UCB at every ε, which E10.median-ts-below-ucb checks.",
+			Reason:         "docs/reproduction-decisions.md A25: heavy tails decide the means. With fixed tree noise and no optimism one stuck run in 20 (final regret ≥ 0.9·Δ·T, counted in the measured column) lifts a policy's mean above the other's although the paired differences are within about 1 s.e. of zero; on the runs A25 examined the medians put TS below UCB at every ε, which E10.median-ts-below-ucb checks.",
 			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
 				ok := true
 				var parts []string
@@ -193,7 +193,7 @@ func mtMAB() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok
 			})},
-		{ID: "E10.median-ts-below-ucb", Name: "TS below UCB (medians)", Source: "SPEC.md A25 (a robust check, chosen after the original ones were seen)",
+		{ID: "E10.median-ts-below-ucb", Name: "TS below UCB (medians)", Source: "docs/reproduction-decisions.md A25 (a robust check, chosen after the original ones were seen)",
 			Target:    "the median final regret of private TS is below private UCB's at every ε",
 			Tolerance: "comparison of medians",
 			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
@@ -210,7 +210,7 @@ func mtMAB() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok
 			})},
-		{ID: "E10.median-saturates", Name: "median regret saturates", Source: "SPEC.md A25 (a robust check, chosen after the original ones were seen)",
+		{ID: "E10.median-saturates", Name: "median regret saturates", Source: "docs/reproduction-decisions.md A25 (a robust check, chosen after the original ones were seen)",
 			Target:    "for both private algorithms at every ε ≥ 0.5, the median regret's slope over [T/2, T] is at most 10% of its slope over [0, T/10]: (m(T) − m(T/2))/(T/2) ≤ 0.1·m(T/10)/(T/10), m(t) the median over runs of R(t)",
 			Tolerance: "ratio ≤ 0.1",
 			Measure: measure(func(ucb, ts []PolicyResult) (string, bool) {
@@ -281,7 +281,7 @@ func mtMAB() *Reproduction {
 	return r
 }
 
-// mtStuck counts a policy's stuck runs (SPEC.md A25): final regret at
+// mtStuck counts a policy's stuck runs (docs/reproduction-decisions.md A25): final regret at
 // least 0.9·Δ·T, i.e. the best arm buried for good early on.
 func mtStuck(p PolicyResult) int {
 	n := 0

@@ -361,7 +361,7 @@ func mtReplay() *Reproduction {
 		return "private " + kind + " (ε0 = 0.1)", ""
 	}
 	r.Targets = []Target{
-		{ID: "E11.uniform-logger", Name: "uniform logger", Source: "SPEC.md E11 data decision; §4 (replay needs a uniform logger)",
+		{ID: "E11.uniform-logger", Name: "uniform logger", Source: "docs/reproduction-decisions.md E11 data decision; §4 (replay needs a uniform logger)",
 			Target: "every pscore of both campaigns' logs equals 1/A (within 5%)", Tolerance: "5% relative",
 			Measure: func(c *Context) (string, bool, error) {
 				res, err := mtReplayOf(c)
@@ -377,7 +377,7 @@ func mtReplay() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E11.matches", Name: "matched rounds", Source: "SPEC.md E11 (a few hundred matched events); §4",
+		{ID: "E11.matches", Name: "matched rounds", Source: "docs/reproduction-decisions.md E11 (a few hundred matched events); §4",
 			Target: "every cell's mean matched rounds per run within 4 binomial s.d. of n/A", Tolerance: "4 s.d. of Binomial(n, 1/A)",
 			Measure: func(c *Context) (string, bool, error) {
 				res, err := mtReplayOf(c)
@@ -403,7 +403,7 @@ func mtReplay() *Reproduction {
 				return strings.Join(parts, "; "), ok, nil
 			}},
 		{ID: "E11.private-close", Name: "private only slightly below non-private at delay 0",
-			Source:    "SPEC.md E11; [MT] §5.1, Fig 2",
+			Source:    "docs/reproduction-decisions.md E11; [MT] §5.1, Fig 2",
 			Target:    "at delay 0, private (ε0 = 0.1) normalised CTR not significantly below the non-private one, for LinUCB and LinTS on both campaigns",
 			Tolerance: "difference > −1.96 s.e. (stand-in: wide intervals)",
 			Measure: func(c *Context) (string, bool, error) {
@@ -436,7 +436,7 @@ func mtReplay() *Reproduction {
 				return strings.Join(parts, "; ") + " (normalised CTR)", ok, nil
 			}},
 		{ID: "E11.delay-hurts-nonprivate-more", Name: "delay hurts non-private more",
-			Source:    "SPEC.md E11; [MT] §5.1, Fig 2",
+			Source:    "docs/reproduction-decisions.md E11; [MT] §5.1, Fig 2",
 			Target:    "loss from delay 0 to delay 1000 (normalised CTR) of the non-private policy ≥ that of the private one, for LinUCB and LinTS on both campaigns",
 			Tolerance: "difference of losses > −1.96 s.e. (stand-in: wide intervals)",
 			Measure: func(c *Context) (string, bool, error) {
@@ -477,7 +477,7 @@ func mtReplay() *Reproduction {
 				}
 				return strings.Join(parts, "; ") + fmt.Sprintf(" (significantly positive in %d of 4)", sig), ok, nil
 			}},
-		{ID: "E11.privacy", Name: "private ε", Source: "SPEC.md §1.9, E11; [MT] §5.1",
+		{ID: "E11.privacy", Name: "private ε", Source: "docs/reproduction-decisions.md §1.9, E11; [MT] §5.1",
 			Target: "ε = ε0·(d(d+1)/2 + d): 2.7 at [MT]'s d = 6 and ε0 = 0.1; reported at this d", Tolerance: "exact",
 			Measure: func(c *Context) (string, bool, error) {
 				res, err := mtReplayOf(c)

@@ -9,13 +9,13 @@ import (
 	"github.com/dpbandit/dpbandit/bandit"
 )
 
-// Anytime-Lazy-UCB's two readings (SPEC.md A26), for E4.
+// Anytime-Lazy-UCB's two readings (docs/reproduction-decisions.md A26), for E4.
 //
 // No available source states Anytime-Lazy-UCB's index (arXiv 2102.07929
 // survives only as its first page). Its widths are sqrt(c1·log t/O) and
 // c2·log t/(ε·O) with c1 = 2, c2 = 3 in the units of "log"; the sibling
-// paper by the same first author (Hu & Hegde, UAI 2022, SPEC.md A22) writes
-// log for log₂. SPEC.md A26 therefore reads the widths with log₂ (an
+// paper by the same first author (Hu & Hegde, UAI 2022, docs/reproduction-decisions.md A22) writes
+// log for log₂. docs/reproduction-decisions.md A26 therefore reads the widths with log₂ (an
 // assumption: in natural-log units c1 = 2/ln 2 ≈ 2.885, c2 = 3/ln 2 ≈
 // 4.328), judges E4.large-eps under that reading and shows the natural-log
 // reading (c1 = 2, c2 = 3 in ln units) as a sensitivity row.

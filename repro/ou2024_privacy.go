@@ -304,7 +304,7 @@ func ouPrivacyCurves() *Reproduction {
 			Target:         "the paper's claim: one TS round (N = 2, n ≥ 1, i.e. a 1/√2-GDP Gaussian shift) is (ε, δ)-DP with ε = sqrt(ln((N−1)/(2δ)))/(2√2) = 1.2807 at δ = 1e-6",
 			Tolerance:      "true δ at that ε ≤ 1e-6",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A5: Thm 7 (via Lemma 12) under-reports δ; the exact δ of a Gaussian shift is the GDP curve, so the stated ε carries a far larger δ.",
+			Reason:         "docs/reproduction-decisions.md A5: Thm 7 (via Lemma 12) under-reports δ; the exact δ of a Gaussian shift is the GDP curve, so the stated ε carries a far larger δ.",
 			Measure: func(c *Context) (string, bool, error) {
 				e := math.Sqrt(math.Log(1/(2e-6))) / (2 * math.Sqrt2)
 				d, err := privacy.GDPDelta(1/math.Sqrt2, e)
@@ -317,7 +317,7 @@ func ouPrivacyCurves() *Reproduction {
 			Target:         "the paper's claim: a Gaussian shift a ≤ 2ε/sqrt(ln(1/(2δ))) (unit variance) is (ε, δ)-DP; at ε = 1, δ = 1e-6 (a = 0.552) and ε = 0.5, δ = 1e-5",
 			Tolerance:      "true δ ≤ stated δ",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A5: Lemma 12 (attributed to Nissim et al.) allows shifts whose exact δ (the GDP curve) exceeds the stated δ by four orders of magnitude.",
+			Reason:         "docs/reproduction-decisions.md A5: Lemma 12 (attributed to Nissim et al.) allows shifts whose exact δ (the GDP curve) exceeds the stated δ by four orders of magnitude.",
 			Measure: func(c *Context) (string, bool, error) {
 				ok := true
 				var parts []string
@@ -405,12 +405,12 @@ func ouVsPureDP() *Reproduction {
 			"E1's arms; T = 1e5 and 10 runs (assumed: App D does not say; SPEC.md E4).",
 			"M-TS-Gaussian over mab.MTSGrid at η ∈ {1, 5, 10} (c(b+1) = T/η², c ≥ 1, 5b < T), the best (b, c) chosen on the same runs, as the paper's grid search did.",
 			"DP-SE and Anytime-Lazy-UCB at pure ε = ε of η-GDP at δ = 1e-6 rounded up: 4.887, 35.567, 96.718 (SPEC.md A6; the paper printed 4.88, 35.57, 96.71).",
-			"Anytime-Lazy-UCB's widths sqrt(c1·log t/O) + c2·log t/(ε·O), c1 = 2, c2 = 3, in two readings (SPEC.md A26): log with base 2 (the judged one; in natural-log units c1 = 2/ln 2 ≈ 2.885, c2 = 3/ln 2 ≈ 4.328) and natural log (c1 = 2, c2 = 3; the sensitivity row E4.large-eps-ln). Both are passed explicitly, in the units of mab's index (probed by E4.alu-default).",
+			"Anytime-Lazy-UCB's widths sqrt(c1·log t/O) + c2·log t/(ε·O), c1 = 2, c2 = 3, in two readings (docs/reproduction-decisions.md A26): log with base 2 (the judged one; in natural-log units c1 = 2/ln 2 ≈ 2.885, c2 = 3/ln 2 ≈ 4.328) and natural log (c1 = 2, c2 = 3; the sensitivity row E4.large-eps-ln). Both are passed explicitly, in the units of mab's index (probed by E4.alu-default).",
 		},
 		Notes: []string{
 			"Handing the (ε, δ) of η-GDP to pure ε-DP algorithms is conservative for them (they are ε-DP with δ = 0), not a like-for-like comparison (SPEC.md A6).",
 			"The best M-TS configuration is selected on the evaluation runs (as in the paper), which slightly favours M-TS.",
-			"SPEC.md A26 (an assumption): no available source states Anytime-Lazy-UCB's index (arXiv 2102.07929 survives only as its first page); the sibling paper by the same first author (Hu & Hegde, UAI 2022, A22) writes log for log₂, so its widths are read with log₂. E4.small-eps and E4.large-eps compare M-TS with DP-SE and Anytime-Lazy-UCB in that reading; E4.large-eps-ln repeats E4.large-eps in the natural-log reading.",
+			"docs/reproduction-decisions.md A26 (an assumption): no available source states Anytime-Lazy-UCB's index (arXiv 2102.07929 survives only as its first page); the sibling paper by the same first author (Hu & Hegde, UAI 2022, A22) writes log for log₂, so its widths are read with log₂. E4.small-eps and E4.large-eps compare M-TS with DP-SE and Anytime-Lazy-UCB in that reading; E4.large-eps-ln repeats E4.large-eps in the natural-log reading.",
 		},
 	}
 	r.Stages = []Stage{func(c *Context) ([]Sweep, error) {
@@ -432,7 +432,7 @@ func ouVsPureDP() *Reproduction {
 				[]string{fmt.Sprintf("DP-SE (ε=%g)", e), log2.label(e), ln.label(e)}
 		})
 	}}
-	r.Figures = []FigureDef{{File: "fig5_vs_pure_dp", Caption: "[OU] Fig 5: realised regret of the best M-TS-Gaussian (b, c) at η-GDP against DP-SE and Anytime-Lazy-UCB (widths read with log₂, and with ln: SPEC.md A26) at the pure ε of η-GDP at δ = 1e-6; mean and 95% band.",
+	r.Figures = []FigureDef{{File: "fig5_vs_pure_dp", Caption: "[OU] Fig 5: realised regret of the best M-TS-Gaussian (b, c) at η-GDP against DP-SE and Anytime-Lazy-UCB (widths read with log₂, and with ln: docs/reproduction-decisions.md A26) at the pure ε of η-GDP at δ = 1e-6; mean and 95% band.",
 		Build: func(c *Context) (report.Figure, error) {
 			var panels []report.Panel
 			for i, eta := range ouAppDEtas {
@@ -475,7 +475,7 @@ func ouVsPureDP() *Reproduction {
 			Target:         "the paper's claim: the printed ε = 4.88, 35.57, 96.71 are (ε, 1e-6) guarantees of 1-, 5-, 10-GDP",
 			Tolerance:      "δ_η(ε) ≤ 1e-6 for all three",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A6: the printed 4.88 and 96.71 are truncations of 4.8866 and 96.7173, so they carry δ slightly above 1e-6; the runs use 4.887, 35.567, 96.718.",
+			Reason:         "docs/reproduction-decisions.md A6: the printed 4.88 and 96.71 are truncations of 4.8866 and 96.7173, so they carry δ slightly above 1e-6; the runs use 4.887, 35.567, 96.718.",
 			Measure: func(c *Context) (string, bool, error) {
 				ok := true
 				var parts []string
@@ -516,11 +516,11 @@ func ouVsPureDP() *Reproduction {
 				}
 				return m + "; pure-DP policies at the panel's ε", ok, nil
 			}},
-		{ID: "E4.alu-default", Name: "Anytime-Lazy-UCB's reading in mab", Source: "SPEC.md A26",
+		{ID: "E4.alu-default", Name: "Anytime-Lazy-UCB's reading in mab", Source: "docs/reproduction-decisions.md A26",
 			Target:    "mab's anytime-lazy-ucb defaults are the log₂ reading of its widths (c1 = 2, c2 = 3 with log₂ t; 2/ln 2 and 3/ln 2 in natural-log units), the reading E9 runs, and its only parameters besides ε (and the serving switch grid) are c1 and c2, which E4 sets for both readings",
 			Tolerance: "relative 1e-9",
 			Measure:   aluDefaultCheck},
-		{ID: "E4.small-eps", Name: "TS not best at ε = 4.887", Source: "SPEC.md §3 E4, A26; [OU] App D",
+		{ID: "E4.small-eps", Name: "TS not best at ε = 4.887", Source: "docs/reproduction-decisions.md §3 E4, A26; [OU] App D",
 			Target:    "at ε = 4.887 (η = 1) the best M-TS configuration does not have the lowest mean final regret (baselines: DP-SE and Anytime-Lazy-UCB read with log₂)",
 			Tolerance: "comparison of means",
 			Measure: func(c *Context) (string, bool, error) {
@@ -539,11 +539,11 @@ func ouVsPureDP() *Reproduction {
 				return fmt.Sprintf("best M-TS (%s) %s vs %s %s (natural-log reading: %s %s)", ts.Label, pm(ts.Mean(), ts.SE()),
 					other.Label, pm(other.Mean(), other.SE()), otherLn.Label, pm(otherLn.Mean(), otherLn.SE())), ts.Mean() > other.Mean(), nil
 			}},
-		{ID: "E4.large-eps", Name: "TS clearly best at larger ε", Source: "SPEC.md §3 E4, A26; [OU] App D",
+		{ID: "E4.large-eps", Name: "TS clearly best at larger ε", Source: "docs/reproduction-decisions.md §3 E4, A26; [OU] App D",
 			Target:         "at ε = 35.567 and 96.718 the best M-TS configuration has the lowest mean final regret, lower than the best pure-DP baseline (DP-SE, Anytime-Lazy-UCB read with log₂) by more than 2 s.e. of the paired difference",
 			Tolerance:      "2 s.e. (paired over runs)",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A26: judged under the log₂ reading with the published DP-TS and Lazy-DP-TS offsets (A22), it still fails, so it is expected to fail with the numbers shown: at ε = 35.567 the best M-TS and Anytime-Lazy-UCB (log₂) are within 2 s.e. of each other (the measured column; at ε = 96.718 M-TS is clearly best). The margin at ε = 35.567 is within the run-to-run spread: another stream of seeds gave M-TS 1099 vs 1191 (passing), this one 1099 vs 1116.",
+			Reason:         "docs/reproduction-decisions.md A26: judged under the log₂ reading with the published DP-TS and Lazy-DP-TS offsets (A22), it still fails, so it is expected to fail with the numbers shown: at ε = 35.567 the best M-TS and Anytime-Lazy-UCB (log₂) are within 2 s.e. of each other (the measured column; at ε = 96.718 M-TS is clearly best). The margin at ε = 35.567 is within the run-to-run spread: another stream of seeds gave M-TS 1099 vs 1191 (passing), this one 1099 vs 1116.",
 			Measure: func(c *Context) (string, bool, error) {
 				_, ln, err := aluReadings()
 				if err != nil {
@@ -551,11 +551,11 @@ func ouVsPureDP() *Reproduction {
 				}
 				return ouLargeEps(c, key, ln)
 			}},
-		{ID: "E4.large-eps-ln", Name: "TS clearly best at larger ε (ln reading)", Source: "SPEC.md A26 (sensitivity row)",
+		{ID: "E4.large-eps-ln", Name: "TS clearly best at larger ε (ln reading)", Source: "docs/reproduction-decisions.md A26 (sensitivity row)",
 			Target:         "E4.large-eps with Anytime-Lazy-UCB's widths read with the natural log (c1 = 2, c2 = 3 in ln units) instead of log₂",
 			Tolerance:      "2 s.e. (paired over runs)",
 			ExpectedToFail: true,
-			Reason:         "SPEC.md A26: a sensitivity row, not a target. E4.large-eps is judged under the log₂ reading; in the natural-log reading Anytime-Lazy-UCB's widths are smaller by a factor ln 2 (privacy width) and √(ln 2) (sampling width), and it beats the best M-TS at ε = 35.567 (issue 3; the numbers are in the measured column).",
+			Reason:         "docs/reproduction-decisions.md A26: a sensitivity row, not a target. E4.large-eps is judged under the log₂ reading; in the natural-log reading Anytime-Lazy-UCB's widths are smaller by a factor ln 2 (privacy width) and √(ln 2) (sampling width), and it beats the best M-TS at ε = 35.567 (issue 3; the numbers are in the measured column).",
 			Measure: func(c *Context) (string, bool, error) {
 				log2, _, err := aluReadings()
 				if err != nil {

@@ -8,7 +8,7 @@
 //
 //   - checks.json: {"checks": [{"name", "target", "measured", "tolerance",
 //     "pass", "expected_to_fail", "reason", ...}]}, one entry per target of
-//     SPEC.md §3 for the experiment (qualitative targets turned into
+//     docs/reproduction-decisions.md §3 for the experiment (qualitative targets turned into
 //     measurable criteria with the seeds stated), plus a few consistency
 //     checks; it holds no runtime, timestamp or path, so the full-size files
 //     are committed (docs/repro/NAME/checks.json, see [Publish]) and CI
@@ -71,7 +71,7 @@ type Target struct {
 	Target         string // the target, with its criterion
 	Tolerance      string
 	ExpectedToFail bool
-	// Reason says why the check is expected to fail: the SPEC.md §2 item
+	// Reason says why the check is expected to fail: the docs/reproduction-decisions.md §2 item
 	// that decides it and the diagnosis. Required when ExpectedToFail is
 	// set, empty otherwise.
 	Reason  string

@@ -32,7 +32,7 @@ var specTargets = map[string][]string{
 	"mt2015-replay": {"E11.uniform-logger", "E11.matches", "E11.private-close", "E11.delay-hurts-nonprivate-more", "E11.privacy"},
 }
 
-// expectedToFail are the targets SPEC.md §2 shows to be wrong or decides
+// expectedToFail are the targets docs/reproduction-decisions.md §2 shows to be wrong or decides
 // are expected to fail (A23–A26).
 var expectedToFail = []string{"E3.A5-thm7", "E3.A5-lemma12", "E4.A6-printed", "E4.large-eps", "E4.large-eps-ln", "E5.alpha-order-T1e4",
 	"E7.privacy-alpha0", "E8.A8-sqrt", "E8.alpha0-gap", "E10.saturates", "E10.ts-below-ucb"}

@@ -240,7 +240,7 @@ type Check struct {
 	Tolerance      string `json:"tolerance"`
 	Pass           bool   `json:"pass"`
 	ExpectedToFail bool   `json:"expected_to_fail"`
-	// Reason is why the check is expected to fail (the SPEC.md §2 item and
+	// Reason is why the check is expected to fail (the docs/reproduction-decisions.md §2 item and
 	// the diagnosis); empty for the other checks.
 	Reason string `json:"reason,omitempty"`
 	Source string `json:"source"`

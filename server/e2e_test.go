@@ -429,7 +429,7 @@ func TestE2EExhaustion(t *testing.T) {
 		})
 	}
 	t.Run("simulation-only policies are refused", func(t *testing.T) {
-		// DESIGN.md rule 4: the private linear baselines keep values with
+		// docs/privacy-model.md rule 4: the private linear baselines keep values with
 		// float noise from the simulation samplers, so the service refuses
 		// them with a message that names what it does run.
 		code, c := call(t, "POST", p.url+"/v1/experiments", adminKey, map[string]any{"name": "h", "arms": arms,
