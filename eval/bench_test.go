@@ -25,6 +25,12 @@ var bench struct {
 	path string
 	log  *Log
 	err  error
+
+	// noQHat is the same log without the qhat columns: what a user who
+	// fits the reward model has (written on first use).
+	noQHatOnce sync.Once
+	noQHat     string
+	noQHatErr  error
 }
 
 const benchN = 1_000_000
@@ -48,6 +54,25 @@ func benchPath(b *testing.B) string {
 		b.Fatal(bench.err)
 	}
 	return bench.path
+}
+
+// benchPathNoQHat is the benchmark log without qhat columns.
+func benchPathNoQHat(b *testing.B) string {
+	benchPath(b)
+	bench.noQHatOnce.Do(func() {
+		bench.noQHat = filepath.Join(bench.dir, "log-noqhat.csv")
+		f, err := os.Create(bench.noQHat)
+		if err != nil {
+			bench.noQHatErr = err
+			return
+		}
+		defer f.Close()
+		bench.noQHatErr = synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true}.write(f)
+	})
+	if bench.noQHatErr != nil {
+		b.Fatal(bench.noQHatErr)
+	}
+	return bench.noQHat
 }
 
 func benchLog(b *testing.B) *Log {
@@ -172,18 +197,39 @@ func BenchmarkPipeline(b *testing.B) {
 }
 
 // BenchmarkPipelineFittedModel is the pipeline with the cross-fitted
-// reward model instead of the log's qhat columns.
+// reward model, on the log without qhat columns (a user fits the model
+// when the log has no predictions).
 func BenchmarkPipelineFittedModel(b *testing.B) {
-	p := benchPath(b)
+	p := benchPathNoQHat(b)
 	for b.Loop() {
 		l, err := ReadFile(p, "csv")
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.QHat = nil
 		if _, err := Evaluate(l, l.PiE, Options{Bootstrap: 1000, Seed: 1, SwitchTau: DefaultSwitchTau}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(peakMB(), "peak_MB")
+}
+
+// BenchmarkReplayLinUCB replays the 1,000,000-round log with a LinUCB
+// target (Li et al. 2011's replay): disjoint=1 is Li et al. 2010's model,
+// one ridge model per action on the 5 context features; shared is the
+// same model written as one shared model on the 50-dimensional encoding
+// e_a ⊗ x (same choices, TestReplayDisjointEqualsShared), 100 times the
+// arithmetic per round.
+func BenchmarkReplayLinUCB(b *testing.B) {
+	l := benchLog(b)
+	for _, c := range []struct{ name, spec string }{{"disjoint=1", "linucb:disjoint=1"}, {"shared", "linucb"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := Replay(l, c.spec, ReplayOptions{Horizon: l.N, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Matches), "matches")
+			}
+		})
+	}
 }

@@ -40,8 +40,10 @@ type ReplayOptions struct {
 	Horizon int
 	// Candidates gives a contextual policy the candidate feature vectors of
 	// round i, one per action (index = action); it may reuse its result
-	// between calls. Nil: DisjointCandidates on the log's context. Unused
-	// for K-armed policies, which see no features.
+	// between calls. Nil: DisjointCandidates on the log's context, or, for
+	// a policy with one model per arm (parameter disjoint=1, Li et al.
+	// 2010), ContextCandidates. Unused for K-armed policies, which see no
+	// features.
 	Candidates CandidateFunc
 	// Dim is the candidates' dimension (required with Candidates).
 	Dim int
@@ -120,7 +122,11 @@ func Replay(l *Log, spec string, o ReplayOptions) (*ReplayResult, error) {
 			if l.D == 0 {
 				return nil, fmt.Errorf("%s is contextual and the log has no context columns", sp.Name)
 			}
-			cands, s.Dim = DisjointCandidates(l), l.A*l.D
+			if sp.Params["disjoint"] == 1 {
+				cands, s.Dim = ContextCandidates(l), l.D
+			} else {
+				cands, s.Dim = DisjointCandidates(l), l.A*l.D
+			}
 		} else {
 			if o.Dim < 1 {
 				return nil, errors.New("replay: Candidates needs Dim")
@@ -205,9 +211,15 @@ func ReplayPolicy(l *Log, pol bandit.Policy, delay int) []float64 {
 // candidates are cands(i), the chosen index is the action.
 func replayContextual(l *Log, pol bandit.Contextual, cands CandidateFunc, dim, delay int) []float64 {
 	type fb struct {
-		x []float64
-		r float64
+		arm int
+		x   []float64
+		r   float64
 	}
+	// A policy with one model per arm trains the arm of the delayed
+	// reward, not the arm its last Select returned.
+	ua, _ := pol.(interface {
+		UpdateArm(arm int, x []float64, r float64)
+	})
 	var pending []fb
 	var m []float64
 	for i := range l.N {
@@ -218,9 +230,13 @@ func replayContextual(l *Log, pol bandit.Contextual, cands CandidateFunc, dim, d
 		}
 		m = append(m, l.Reward[i])
 		x := append(make([]float64, 0, dim), c[a]...)
-		pending = append(pending, fb{x, l.Reward[i]})
+		pending = append(pending, fb{a, x, l.Reward[i]})
 		if len(pending) > delay {
-			pol.Update(pending[0].x, pending[0].r)
+			if ua != nil {
+				ua.UpdateArm(pending[0].arm, pending[0].x, pending[0].r)
+			} else {
+				pol.Update(pending[0].x, pending[0].r)
+			}
 			pending = pending[1:]
 		}
 	}
@@ -245,6 +261,24 @@ func DisjointCandidates(l *Log) CandidateFunc {
 		x := l.Context[i*d : (i+1)*d]
 		for a := range c {
 			copy(c[a][a*d:(a+1)*d], x) // the other blocks stay 0
+		}
+		return c
+	}
+}
+
+// ContextCandidates gives every action round i's context x_i itself (the
+// candidates of a policy with one model per action, Li et al.'s disjoint
+// LinUCB: candidate a is scored by action a's model). For a non-private
+// linear policy this is the disjoint model of DisjointCandidates computed
+// in dimension D instead of A·D: the same choices up to rounding, at a
+// cost per round A times D² instead of A times (A·D)².
+func ContextCandidates(l *Log) CandidateFunc {
+	c := make([][]float64, l.A)
+	d := l.D
+	return func(i int) [][]float64 {
+		x := l.Context[i*d : (i+1)*d]
+		for a := range c {
+			c[a] = x
 		}
 		return c
 	}

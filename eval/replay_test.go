@@ -214,3 +214,30 @@ func TestReplayOBD(t *testing.T) {
 		t.Logf("%s linucb (item features): CTR %.4f [%.4f, %.4f], %d matches", c, res.CTR, res.Normal.Lo, res.Normal.Hi, res.Matches)
 	}
 }
+
+// LinUCB with one model per action on the context (disjoint=1) is the
+// shared model on the disjoint candidates e_a ⊗ x: the Gram matrix of the
+// latter is block diagonal, so both score every candidate the same up to
+// rounding and make the same choices. Under a delay the per-action model
+// must train the delayed reward's action (UpdateArm), not the action its
+// last Select returned; training the wrong one changes the choices.
+func TestReplayDisjointEqualsShared(t *testing.T) {
+	l := uniformLog(20000, []float64{0.2, 0.6, 0.4, 0.5}, 3, 11)
+	for _, delay := range []int{0, 7} {
+		shared, err := Replay(l, "linucb:alpha=0.5", ReplayOptions{Seed: 1, Delay: delay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		disj, err := Replay(l, "linucb:alpha=0.5,disjoint=1", ReplayOptions{Seed: 1, Delay: delay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared.Matches != disj.Matches || shared.Clicks != disj.Clicks {
+			t.Errorf("delay %d: shared model on e_a⊗x: %d matches, %v clicks; per-action models: %d matches, %v clicks",
+				delay, shared.Matches, shared.Clicks, disj.Matches, disj.Clicks)
+		}
+		if shared.Matches < 4000 {
+			t.Errorf("delay %d: only %d matches", delay, shared.Matches)
+		}
+	}
+}

@@ -22,6 +22,8 @@ func init() {
 			"E12.robust-B", "E12.robust-v", "E12.scaling-eps1", "E12.scaling-eps5"},
 		"ada-ablation": {"E14.ablation-baseline", "E14.ablation-bonly", "E14.ablation-ts", "E14.ablation-amp",
 			"E14.ablation-adaptive", "E14.ablation-increments", "E14.forced"},
+		"ada-ope": {"E14.ope-linucb", "E14.ope-eps1", "E14.ope-eps5", "E14.ope-eps10", "E14.ope-ranking",
+			"E14.ope-coverage", "E14.ope-dr-beats-naive"},
 		"ada-user-level": {"E14.group-rho", "E14.group-k1", "E14.group-k5", "E14.group-k10",
 			"E14.clip-k10", "E14.naive-k10", "E14.clip-k20", "E14.naive-k20", "E14.clip-gain"},
 	}

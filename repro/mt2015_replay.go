@@ -337,7 +337,7 @@ func mtReplay() *Reproduction {
 		Description: "private and non-private LinUCB and LinTS replayed on the Open Bandit Dataset's uniform-random logs (stand-in for Yahoo! R6) at feedback delays 0/100/1000, CTR normalised by the random policy's (Fig 2)",
 		Full:        Size{Horizons: []int{10000}, Runs: 20},
 		Quick:       Size{Horizons: []int{10000}, Runs: 2},
-		Seed:        mtReplaySeed, Env: "obd random logs, men + women (" + ctxenv.OBDDir + "; stand-in for Yahoo! R6)", Metric: Realised,
+		Seed:        mtReplaySeed, Env: "obd random logs, men + women (" + ctxenv.OBDDir + "; stand-in for Yahoo! R6)", Metric: Value,
 		Setup: []string{
 			"Data (stand-in): Yahoo! R6 ([MT]'s data) is licensed and not available here, so the protocol runs on the Open Bandit Dataset's uniform-random logs (" + ctxenv.OBDDir + "/{men,women}, read with eval.ReadOBD), whose logger is uniform like R6's, so replay is unbiased. Each campaign has 10,000 logged impressions over 34 (men) or 46 (women) items and about 46 clicks, so a policy matches only n/A ≈ 300 or 220 rounds and sees one or two clicks: the intervals are wide and the checks below can only ask whether the data contradict [MT]'s shapes. There is no option to replay R6 here; a user who has R6 would need a loader for it.",
 			"Replay (Li, Chu, Langford & Wang, WSDM 2011; eval.Replay): the policy chooses at every logged round; a round counts when its logged item equals the choice, whatever its position; the click is fed back D matched rounds later (D ∈ {0, 100, 1000}; with ≈ 300 matches, delay 1000 means no feedback at all). Horizon (tree capacity) = 10,000, the log's length, which bounds the matches.",

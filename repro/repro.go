@@ -140,6 +140,7 @@ func init() {
 	register(adaSynthetic())
 	register(adaAblation())
 	register(adaUserLevel())
+	register(adaOPE())
 }
 
 func register(r *Reproduction) {

@@ -47,11 +47,18 @@ const (
 	Pseudo Metric = iota
 	// Realised is the realised regret μ*·t − Σ_{s≤t} r_s ([OU] Eq. 3).
 	Realised
+	// Value is for reproductions on logged data (replay, off-policy
+	// evaluation): they report policy values (CTR, expected reward), not
+	// regret.
+	Value
 )
 
 func (m Metric) String() string {
-	if m == Realised {
+	switch m {
+	case Realised:
 		return "realised regret μ*·t − Σ r_s"
+	case Value:
+		return "policy value (mean reward per round), no regret"
 	}
 	return "pseudo-regret Σ (μ* − μ_{a_t})"
 }
