@@ -155,7 +155,9 @@ func Replay(l *Log, spec string, o ReplayOptions) (*ReplayResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		m = replayContextual(l, pol, cands, s.Dim, o.Delay)
+		if m, err = replayContextual(l, pol, cands, s.Dim, o.Delay); err != nil {
+			return nil, err
+		}
 	} else {
 		pol, err := d.New(s, p, r)
 		if err != nil {
@@ -209,38 +211,71 @@ func ReplayPolicy(l *Log, pol bandit.Policy, delay int) []float64 {
 
 // replayContextual is ReplayPolicy for a contextual policy: round i's
 // candidates are cands(i), the chosen index is the action.
-func replayContextual(l *Log, pol bandit.Contextual, cands CandidateFunc, dim, delay int) []float64 {
-	type fb struct {
-		arm int
-		x   []float64
-		r   float64
+func replayContextual(l *Log, pol bandit.Contextual, cands CandidateFunc, dim, delay int) ([]float64, error) {
+	rp := newReplayer(pol, dim, delay)
+	for i := range l.N {
+		if err := rp.step(cands(i), int(l.Action[i]), l.Reward[i]); err != nil {
+			return nil, fmt.Errorf("round %d: %w", i+1, err)
+		}
 	}
-	// A policy with one model per arm trains the arm of the delayed
-	// reward, not the arm its last Select returned.
-	ua, _ := pol.(interface {
+	return rp.matched, nil
+}
+
+// replayer is the replay loop of a contextual policy (Li et al. 2011,
+// Algorithm 3) with a feedback delay, one logged round at a time.
+type replayer struct {
+	pol bandit.Contextual
+	// ua is set for a policy with one model per arm: it trains the arm of
+	// the delayed reward, not the arm its last Select returned.
+	ua interface {
+		UpdateArm(arm int, x []float64, r float64)
+	}
+	dim, delay int
+	pending    []replayFeedback
+	matched    []float64 // the matched rounds' rewards, in order
+}
+
+type replayFeedback struct {
+	arm int
+	x   []float64
+	r   float64
+}
+
+func newReplayer(pol bandit.Contextual, dim, delay int) *replayer {
+	rp := &replayer{pol: pol, dim: dim, delay: delay}
+	rp.ua, _ = pol.(interface {
 		UpdateArm(arm int, x []float64, r float64)
 	})
-	var pending []fb
-	var m []float64
-	for i := range l.N {
-		c := cands(i)
-		a := pol.Select(c)
-		if a != int(l.Action[i]) {
-			continue
+	return rp
+}
+
+// step lets the policy choose among cands; when its choice is the logged
+// candidate, reward counts and is fed back delay matched rounds later. A
+// policy that panics (a candidate count or dimension it cannot take) is
+// reported as an error.
+func (rp *replayer) step(cands [][]float64, logged int, reward float64) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the policy failed: %v", r)
 		}
-		m = append(m, l.Reward[i])
-		x := append(make([]float64, 0, dim), c[a]...)
-		pending = append(pending, fb{a, x, l.Reward[i]})
-		if len(pending) > delay {
-			if ua != nil {
-				ua.UpdateArm(pending[0].arm, pending[0].x, pending[0].r)
-			} else {
-				pol.Update(pending[0].x, pending[0].r)
-			}
-			pending = pending[1:]
-		}
+	}()
+	a := rp.pol.Select(cands)
+	if a != logged {
+		return nil
 	}
-	return m
+	rp.matched = append(rp.matched, reward)
+	x := append(make([]float64, 0, rp.dim), cands[a]...)
+	rp.pending = append(rp.pending, replayFeedback{a, x, reward})
+	if len(rp.pending) > rp.delay {
+		f := rp.pending[0]
+		if rp.ua != nil {
+			rp.ua.UpdateArm(f.arm, f.x, f.r)
+		} else {
+			rp.pol.Update(f.x, f.r)
+		}
+		rp.pending = rp.pending[1:]
+	}
+	return nil
 }
 
 // DisjointCandidates is the flat log's contextual candidates: a flat CSV
