@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpbandit/dpbandit/client"
+	"github.com/dpbandit/dpbandit/eval"
 )
 
 // exportCmd is `dpbandit export`: an experiment's decision log, from GET
@@ -158,21 +159,22 @@ func (c *csvLog) line(l *client.LogLine) error {
 	if len(l.Features) != c.dim {
 		return fmt.Errorf("decision %s (seq %d) has %d features, the earlier ones %d", l.EventID, l.Seq, len(l.Features), c.dim)
 	}
-	switch {
-	case l.RewardPurged:
+	// The rows `dpbandit evaluate --format service` would use, by the same
+	// rule (a Monte Carlo propensity can be 0 for an arm chosen with a
+	// probability below its resolution; weighting needs pscore > 0).
+	switch eval.ServiceSkip(&l.LogLine) {
+	case "":
+	case "reward deleted":
 		c.purged++
 		return nil
-	case l.Reward == nil:
+	case "no reward yet":
 		c.noReward++
 		return nil
-	case !l.PropensityReleased || l.Propensity == nil:
-		c.noPscore++
-		return nil
-	case !(*l.Propensity > 0):
-		// A Monte Carlo estimate can be 0 for an arm chosen with a
-		// probability below its resolution; inverse propensity weighting
-		// needs pscore > 0.
+	case "propensity estimated as 0":
 		c.zeroPscore++
+		return nil
+	default:
+		c.noPscore++
 		return nil
 	}
 	r := append(c.rec[:0], strconv.Itoa(l.ArmIndex), ftoa(*l.Reward), ftoa(*l.Propensity))
