@@ -43,12 +43,12 @@ type Setting struct {
 
 // Rand is the randomness a policy draws from. In simulation it is a seeded
 // PCG stream; in the service it wraps a ChaCha8 source seeded from
-// crypto/rand (DESIGN.md rule 4).
+// crypto/rand (docs/privacy-model.md rule 4).
 type Rand = *rand.Rand
 
 // Metered is implemented by policies whose privacy cost per step is a
 // function of public history only (the released actions), so a privacy
-// filter can charge it before the step runs (PRIVACY.md §2.6, conditions
+// filter can charge it before the step runs (docs/accountant.md §2.6, conditions
 // (a)–(c)). NextCost is the cost of the next Select (or of the next release,
 // for batched policies); it is zero when the next step reads no data.
 type Metered interface {
@@ -70,7 +70,7 @@ type Metered interface {
 // sqrt(p(1−p)/draws) ≤ 0.5/sqrt(draws). SelectProbs changes neither the
 // policy's state nor its own random stream.
 //
-// Privacy (DESIGN.md rule 2): a private policy implements Propensities only
+// Privacy (docs/privacy-model.md rule 2): a private policy implements Propensities only
 // when SelectProbs reads nothing but released state (a published DP
 // snapshot) and public inputs, so that the probabilities are
 // post-processing with no privacy cost. Probabilities computed from raw

@@ -79,7 +79,7 @@ type Target struct {
 	// source paper's formula, as the papers calibrated by hand; valid but
 	// conservative where the tight value is smaller) or BasisCertified (the
 	// project's certified value). Where the paper's value is invalid
-	// (SPEC.md §2), calibration always uses the certified value.
+	// (docs/findings.md), calibration always uses the certified value.
 	Basis string
 }
 
@@ -115,7 +115,7 @@ type Descriptor struct {
 	// receives completed parameters and returns the full set.
 	Resolve func(s Setting, p Params) (Params, error)
 	// Serving says whether and how the decision service may run the policy
-	// on live traffic (DESIGN.md rule 4). Nil means simulation only: the
+	// on live traffic (docs/privacy-model.md rule 4). Nil means simulation only: the
 	// policy keeps or releases values with floating-point noise from the
 	// simulation samplers, which is attackable (Mironov 2012), so the
 	// service refuses it.

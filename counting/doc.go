@@ -4,10 +4,10 @@
 // (GDP / zCDP) node noise and, as an option, Honaker's (2015) efficient
 // GLS/BLUE estimate of each prefix sum.
 //
-// It is the one tree counter of the project (DESIGN.md, style): Mishra &
+// It is the one tree counter of the project (docs/accountant.md §2.5): Mishra &
 // Thakurta's private UCB and TS keep one [Counter] per arm for the reward
-// sums (SPEC.md §1.7–1.8), and the private LinUCB/LinTS keep one [Counter]
-// per scalar stream (each entry of the Gram matrix and of b, SPEC.md §1.9).
+// sums ([MT] Alg 1; docs/tree-based.md §1.7–1.8), and the private LinUCB/LinTS keep one [Counter]
+// per scalar stream (each entry of the Gram matrix and of b, [MT] §5.1; docs/tree-based.md §1.9).
 // There is no vector-valued variant.
 //
 // # The mechanism
@@ -19,17 +19,17 @@
 // noisy sum is drawn) when its last leaf arrives. With L = ⌊log₂T⌋ + 1 =
 // bits.Len(T) levels (so T = 2ᵏ has L = k+1 levels and the root is used at
 // t = T), every leaf lies in at most L nodes, and the prefix [1, t] is the
-// disjoint union of popcount(t) completed nodes (PRIVACY.md §2.5, pitfall 9).
+// disjoint union of popcount(t) completed nodes (docs/accountant.md §2.5, pitfall 9).
 //
 // Each node's noise is drawn once, when the node is completed, and kept
-// (DESIGN.md, privacy rule 5): [Counter.Sum] is a deterministic function of
+// (docs/privacy-model.md rule 5): [Counter.Sum] is a deterministic function of
 // the kept values, and [Counter.State] / [Restore] persist and restore them
 // without redrawing anything.
 //
-// # Privacy (PRIVACY.md §2.5, §3 T8)
+// # Privacy (docs/accountant.md §2.5, §3 T8)
 //
-// Neighbouring streams differ in one leaf (event-level substitution, SPEC.md
-// §0), which moves by at most Δ, so at most L released node values move, each
+// Neighbouring streams differ in one leaf (event-level substitution,
+// docs/privacy-model.md), which moves by at most Δ, so at most L released node values move, each
 // by at most Δ: the vector of released nodes has ℓ₁ sensitivity LΔ and ℓ₂
 // sensitivity √L·Δ.
 //
@@ -49,7 +49,7 @@
 // per-node sensitivity it computed, so a sampler can never be mis-scaled.
 // [SimNoise] is the fast floating-point sampler on a seeded *rand.Rand for
 // simulation; [SecureNoise] releases nodes with the grid-snapped discrete
-// Laplace / discrete Gaussian of package noise, as DESIGN.md privacy rule 4
+// Laplace / discrete Gaussian of package noise, as docs/privacy-model.md rule 4
 // requires for every value the service keeps or releases.
 //
 // # References

@@ -9,7 +9,7 @@ import (
 )
 
 // One counter per arm holds that arm's reward sum (Mishra–Thakurta private
-// UCB, SPEC.md §1.7); here a single arm with 1000 Bernoulli(0.3) rewards.
+// UCB, [MT] Alg 1; docs/tree-based.md §1.7); here a single arm with 1000 Bernoulli(0.3) rewards.
 func ExampleNewLaplace() {
 	r := rand.New(rand.NewPCG(1, 2)) // simulation; the service uses counting.SecureNoise(nil)
 	c, err := counting.NewLaplace(counting.LaplaceOptions{Capacity: 1024, Epsilon: 1}, counting.SimNoise(r))

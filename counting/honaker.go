@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// Honaker's efficient tree, streaming form (Honaker 2015; PRIVACY.md §2.5,
+// Honaker's efficient tree, streaming form (Honaker 2015; docs/accountant.md §2.5,
 // T9; the estimator option of Kairouz et al. 2021's DP-FTRL).
 //
 // Task. After t leaves, estimate the prefix sum S(t) = x₁ + … + x_t by the
@@ -50,7 +50,7 @@ import (
 // estimate at t is the sum of the ẑ of the popcount(t) blocks, the same
 // O(1)-amortised bookkeeping as the plain tree (see Counter.add). The error
 // variance at t is Σᵢ V_{kᵢ} times the node variance; for T = 8 this gives
-// 1, 2/3, 5/3, 4/7, 11/7, 26/21, 47/21, 8/15 (PRIVACY.md T9, reproduced by
+// 1, 2/3, 5/3, 4/7, 11/7, 26/21, 47/21, 8/15 (docs/accountant.md T9, reproduced by
 // the tests together with a brute-force GLS on the released nodes).
 //
 // The top-down pass of Honaker's estimator (which improves a node using
@@ -76,7 +76,7 @@ func glsBlockVariance(k int) float64 { return 1 / (2 - math.Ldexp(1, -k)) }
 
 // GLSVariance returns the variance of the streaming GLS estimate of the
 // prefix sum [1, t] with unit node variance: Σ over the set bits k of t of
-// 2ᵏ/(2ᵏ⁺¹ − 1) (PRIVACY.md T9; the Appendix's tree_online_gls_var(T, t),
+// 2ᵏ/(2ᵏ⁺¹ − 1) (docs/accountant.md T9; the Appendix's tree_online_gls_var(T, t),
 // which does not depend on T ≥ t). Multiply by the node variance for a
 // counter's error variance. GLSVariance(0) = 0. It panics if t < 0. Cost:
 // popcount(t) terms.

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestOracleT9 reproduces PRIVACY.md §3 T9 (streaming Honaker/GLS against
-// the plain tree, unit node variance), hard-coded from PRIVACY.md T9 (also in
+// TestOracleT9 reproduces docs/accountant.md T9 (streaming Honaker/GLS against
+// the plain tree, unit node variance), hard-coded from docs/accountant.md T9 (also in
 // privacy/testdata/oracles.json). Tolerance 1e-12 relative.
 func TestOracleT9(t *testing.T) {
 	const tol = 1e-12
@@ -57,7 +57,7 @@ func TestOracleT9(t *testing.T) {
 }
 
 // dyadicNodes returns the dyadic nodes (a, b] (0-based half-open leaf range
-// [a, b)) of sizes ≤ T with b ≤ t, as in PRIVACY.md's tree_online_gls_var.
+// [a, b)) of sizes ≤ T with b ≤ t, as in tree_online_gls_var of privacy/testdata/oracles.py.
 func dyadicNodes(T, t int) [][2]int {
 	var nodes [][2]int
 	for size := 1; size <= T; size *= 2 {

@@ -10,12 +10,12 @@ import (
 // Mechanism releases one tree node: Release(x) returns the node's exact sum
 // x plus noise, in whatever representation the mechanism needs (a secure
 // mechanism snaps x to its grid first). The counter calls Release exactly
-// once per node and keeps the result (DESIGN.md, privacy rule 5).
+// once per node and keeps the result (docs/privacy-model.md rule 5).
 //
 // Contract: Release must be at least as private, for inputs that differ by at
 // most the sensitivity the mechanism was built for, as the continuous
 // mechanism with the scale it was built for (Lap(b) or N(0, σ²)); a grid
-// mechanism pays for its rounding itself (PRIVACY.md pitfall 11). The counter
+// mechanism pays for its rounding itself (docs/accountant.md pitfall 11). The counter
 // never calls Release concurrently.
 type Mechanism interface {
 	Release(x float64) float64
@@ -44,7 +44,7 @@ type Noise interface {
 // a Log, or one ziggurat normal, per node; no allocation).
 //
 // Privacy: simulation only. The node values are rounded floats, so releasing
-// them is attackable (Mironov 2012; DESIGN.md privacy rule 4): the service
+// them is attackable (Mironov 2012; docs/privacy-model.md rule 4): the service
 // must use [SecureNoise]. r must not be used concurrently by anything else
 // while the counter adds.
 func SimNoise(r *rand.Rand) Noise { return simNoise{r: r} }

@@ -15,7 +15,7 @@ var (
 	// ErrFull is wrapped by the error of an Add beyond the capacity.
 	ErrFull = errors.New("counting: counter is full")
 	// ErrRange is wrapped by the error of an Add whose value lies outside
-	// the declared interval [Lower, Lower+Sensitivity] (DESIGN.md rule 6).
+	// the declared interval [Lower, Lower+Sensitivity] (docs/privacy-model.md rule 6).
 	ErrRange = errors.New("counting: value out of range")
 )
 
@@ -25,7 +25,7 @@ const MaxCapacity = 1 << 62
 // safety is the factor by which a computed noise scale is enlarged, and a
 // privacy parameter computed from a scale (ρ, μ) is enlarged, so that the
 // few float64 roundings in b = LΔ/ε, σ = Δ√(L/(2ρ)), ρ = LΔ²/(2σ²) can never
-// make the certified value smaller than the true one (DESIGN.md rule 1). It
+// make the certified value smaller than the true one (docs/privacy-model.md rule 1). It
 // is 2⁻⁵⁰ ≈ 8.9e-16 relative (4–8 ulps), invisible in any figure.
 const safety = 1 + 0x1p-50
 
@@ -35,20 +35,20 @@ const safety = 1 + 0x1p-50
 type LaplaceOptions struct {
 	// Capacity is T, the number of leaves the counter accepts, in
 	// [1, MaxCapacity]. Size it for the horizon: a per-arm count is unknown
-	// in advance (PRIVACY.md pitfall 9).
+	// in advance (docs/accountant.md pitfall 9).
 	Capacity int `json:"capacity"`
 	// Epsilon is the pure-DP ε of the whole output stream, in (0, +Inf).
 	Epsilon float64 `json:"epsilon"`
 	// Sensitivity is Δ > 0, the width of the interval a leaf lies in, which
 	// is the most one leaf moves when one round's entry is replaced
-	// (event-level substitution, SPEC.md §0). Default 1.
+	// (event-level substitution, docs/privacy-model.md). Default 1.
 	Sensitivity float64 `json:"sensitivity,omitempty"`
 	// Lower is the lower end of the leaf interval [Lower, Lower+Δ]: 0 for
 	// rewards in [0, 1], −1 with Δ = 2 for a product of features in [−1, 1].
 	Lower float64 `json:"lower,omitempty"`
 	// GLS selects Honaker's streaming GLS estimate of each prefix sum
 	// (post-processing, no privacy cost; about 30% lower mean variance,
-	// PRIVACY.md T9). It draws every node, about two draws per leaf instead
+	// docs/accountant.md T9). It draws every node, about two draws per leaf instead
 	// of one.
 	GLS bool `json:"gls,omitempty"`
 }
@@ -80,7 +80,7 @@ type GaussianOptions struct {
 
 // Levels returns L = ⌊log₂T⌋ + 1 = ⌈log₂(T+1)⌉, the number of tree levels of
 // a counter of capacity T and the largest number of released nodes one leaf
-// lies in (PRIVACY.md §2.5, pitfall 9: 21 at T = 2²⁰, not 20). It panics if
+// lies in (docs/accountant.md §2.5, pitfall 9: 21 at T = 2²⁰, not 20). It panics if
 // T < 1.
 func Levels(capacity int) int {
 	if capacity < 1 {

@@ -16,7 +16,7 @@ import (
 //
 // The neighbouring relation is event-level substitution (one leaf moves by
 // at most Δ). Paper is nil: the tree papers state the same guarantee for the
-// same noise (SPEC.md §0 sizes the tree with ⌈log₂T⌉+1 levels, which equals
+// same noise (the textbook sizing of docs/accountant.md §2.5 has ⌈log₂T⌉+1 levels, which equals
 // L for T = 2ᵏ and is one more, hence more noise for the same ε, otherwise).
 // A policy that runs several counters composes their reports.
 func (c *Counter) Privacy() privacy.Report {
@@ -25,7 +25,7 @@ func (c *Counter) Privacy() privacy.Report {
 		est = "Honaker's streaming GLS estimate (Honaker 2015; post-processing of the released nodes, no privacy cost)"
 	}
 	common := fmt.Sprintf("Binary tree mechanism (Dwork–Naor–Pitassi–Rothblum 2010; Chan–Shi–Song 2011; "+
-		"Mishra–Thakurta 2015 §2.1), PRIVACY.md §2.5: capacity T = %d, L = ⌊log₂T⌋+1 = %d levels; "+
+		"Mishra–Thakurta 2015 §2.1), docs/accountant.md §2.5: capacity T = %d, L = ⌊log₂T⌋+1 = %d levels; "+
 		"one leaf lies in at most L released nodes and moves by at most Δ = %g under event-level substitution, "+
 		"so the released nodes have ℓ₁ sensitivity LΔ and ℓ₂ sensitivity √L·Δ. Output: %s.",
 		c.capacity, c.levels, c.delta, est)
@@ -47,13 +47,13 @@ func (c *Counter) Privacy() privacy.Report {
 			r.Derivation = common + fmt.Sprintf(" Node noise: discrete Gaussian on a power-of-two grid with σ = %g "+
 				"(rounding paid for in the scale); each node is Δ²/(2σ²)-zCDP (CKS20 Thm 4) and the L nodes of a "+
 				"leaf compose to ρ = LΔ²/(2σ²) = %g zCDP. The discrete Gaussian is not exactly GDP, so ρ is certified "+
-				"and converted to (ε, δ) with CKS20 Cor 13 (PRIVACY.md §2.4).", c.scale, c.rho)
+				"and converted to (ε, δ) with CKS20 Cor 13 (docs/accountant.md §2.4).", c.scale, c.rho)
 		} else {
 			r.Mechanism = fmt.Sprintf("binary tree counter, Gaussian nodes (T=%d)", c.capacity)
 			r.Certified = privacy.Guarantee{Notion: privacy.NotionGDP, Value: c.mu}
 			r.Derivation = common + fmt.Sprintf(" Node noise N(0, σ²), σ = %g: a Gaussian mechanism with ℓ₂ "+
 				"sensitivity √L·Δ, exactly μ-GDP with μ = √L·Δ/σ = %g (Dong–Roth–Su 2022), equivalently "+
-				"ρ = LΔ²/(2σ²) = %g zCDP; GDP converts to (ε, δ) exactly (PRIVACY.md §2.1).", c.scale, c.mu, c.rho)
+				"ρ = LΔ²/(2σ²) = %g zCDP; GDP converts to (ε, δ) exactly (docs/accountant.md §2.1).", c.scale, c.mu, c.rho)
 		}
 	}
 	return r

@@ -8,7 +8,7 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// TestPrivacyReport checks the certified notion and value (PRIVACY.md §2.5):
+// TestPrivacyReport checks the certified notion and value (docs/accountant.md §2.5):
 // ε for Laplace; μ = √L·Δ/σ (GDP) for continuous Gaussian noise; ρ =
 // LΔ²/(2σ²) (zCDP) for discrete Gaussian noise. Tolerance 1e-12 relative,
 // and never below the exact value.
@@ -61,7 +61,7 @@ func TestPrivacyReport(t *testing.T) {
 		if r.Neighbouring != privacy.EventLevel || r.Paper != nil || !r.Private() {
 			t.Errorf("%s: report %+v", tc.name, r)
 		}
-		for _, cite := range []string{"PRIVACY.md §2.5", "Dwork–Naor–Pitassi–Rothblum 2010", "Chan–Shi–Song 2011"} {
+		for _, cite := range []string{"docs/accountant.md §2.5", "Dwork–Naor–Pitassi–Rothblum 2010", "Chan–Shi–Song 2011"} {
 			if !strings.Contains(r.Derivation, cite) {
 				t.Errorf("%s: derivation does not cite %q: %s", tc.name, cite, r.Derivation)
 			}
@@ -79,7 +79,7 @@ func TestPrivacyReport(t *testing.T) {
 	if !relClose(c.Scale()*c.Scale(), 21, tol) || !relClose(c.Rho(), c.Mu()*c.Mu()/2, tol) {
 		t.Errorf("ρ=0.5: σ²=%v (want 21), μ=%v", c.Scale()*c.Scale(), c.Mu())
 	}
-	// At δ = 1e-5, GDP μ = 1 gives ε = 4.37717809568122 (PRIVACY.md T2).
+	// At δ = 1e-5, GDP μ = 1 gives ε = 4.37717809568122 (docs/accountant.md T2).
 	st, err := c.Privacy().At(1e-5)
 	if err != nil || st.Epsilon == nil || !relClose(*st.Epsilon, 4.37717809568122, 1e-9) {
 		t.Errorf("GDP μ=1 at δ=1e-5: %+v, %v", st, err)

@@ -12,7 +12,7 @@ import (
 // SecureNoise returns the serving noise: every node is released by
 // noise.GridLaplace or noise.GridGaussian, which snap the node's exact sum to
 // a power-of-two grid and add an exact discrete Laplace / discrete Gaussian
-// multiple of the grid step (CKS20; Mironov 2012), as DESIGN.md privacy rule
+// multiple of the grid step (CKS20; Mironov 2012), as docs/privacy-model.md rule
 // 4 requires for a released tree node. src nil (the only choice the service
 // accepts) reads crypto/rand; tests pass a seeded source.
 //

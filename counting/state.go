@@ -11,13 +11,13 @@ const StateVersion = 1
 
 // State is everything a [Counter] keeps, in a form the service persists and
 // restores ([Counter.State], [Restore]), so that a restart neither redraws a
-// node's noise nor forgets one (DESIGN.md, privacy rule 5). It marshals to
+// node's noise nor forgets one (docs/privacy-model.md rule 5). It marshals to
 // JSON exactly (float64 values round-trip).
 //
 // The slices are indexed by level (length L). Level j is occupied iff bit j
 // of Count is set; unoccupied levels are zero. Exact holds the exact sums of
 // the occupied nodes: it is raw data, as sensitive as the rewards, and must
-// be stored like them and never returned by the service (DESIGN.md rule 2).
+// be stored like them and never returned by the service (docs/privacy-model.md rule 2).
 // Noisy holds the released node values and Smoothed (GLS only) their GLS
 // estimates; both are DP outputs.
 type State struct {

@@ -61,7 +61,7 @@ const (
 )
 
 // NewLaplace returns a counter with Laplace node noise Lap(b), b = LΔ/ε,
-// which is ε-DP for the whole output stream (PRIVACY.md §2.5; DNPR10;
+// which is ε-DP for the whole output stream (docs/accountant.md §2.5; DNPR10;
 // CSS11's binary mechanism, with L = ⌊log₂T⌋+1 levels). Its error at t has
 // variance 2b²·popcount(t), or the GLS variance with GLS on ([Counter.Variance]).
 //
@@ -95,19 +95,19 @@ func NewLaplace(opts LaplaceOptions, nz Noise) (*Counter, error) {
 // NewGaussian returns a counter with Gaussian node noise N(0, σ²). The
 // released nodes are a Gaussian mechanism with ℓ₂ sensitivity √L·Δ, so the
 // output stream is ρ-zCDP with ρ = LΔ²/(2σ²) and μ-GDP with μ = √L·Δ/σ =
-// √(2ρ) (PRIVACY.md §2.5; dp_accounting's SingleEpochTreeAggregationDpEvent
+// √(2ρ) (docs/accountant.md §2.5; dp_accounting's SingleEpochTreeAggregationDpEvent
 // with depth ⌈log₂(T+1)⌉). Set exactly one of Rho, Mu, Sigma; the other two
 // follow. Its error at t has variance σ²·popcount(t), or the GLS variance.
 //
 // Which notion is certified. With continuous noise ([SimNoise]) the report
 // is μ-GDP: GDP is exact for the Gaussian mechanism (Dong–Roth–Su 2022) and
-// converts to (ε, δ) without loss (PRIVACY.md §2.1, §2.4 "Gaussian-only").
+// converts to (ε, δ) without loss (docs/accountant.md §2.1, §2.4 "Gaussian-only").
 // With the secure discrete Gaussian ([SecureNoise]) the report is ρ-zCDP:
 // Canonne–Kamath–Steinke (2020, Thm 4) prove Δ²/(2σ²)-zCDP per node for the
 // discrete Gaussian, which composes over the L nodes of a leaf to
 // ρ = LΔ²/(2σ²); but the discrete Gaussian's privacy profile is not exactly
 // the continuous one, so μ-GDP is not certified, and (ε, δ) comes from the
-// CKS20 zCDP conversion, a little looser than the GDP one (PRIVACY.md T4).
+// CKS20 zCDP conversion, a little looser than the GDP one (docs/accountant.md T4).
 //
 // Errors wrap [ErrInvalid] and name the bad field and its range.
 func NewGaussian(opts GaussianOptions, nz Noise) (*Counter, error) {
@@ -207,7 +207,7 @@ func (c *Counter) Add(x float64) error {
 
 // AddBatch inserts, as one leaf, the sum of n ≥ 1 values that each lie in
 // [Lower, Lower+Sensitivity], so sum must lie in [n·Lower, n·(Lower+Δ)].
-// This is Mishra–Thakurta's phase B (SPEC.md §1.8: each arm's ⌈Γ/Δ̂²⌉
+// This is Mishra–Thakurta's phase B (docs/tree-based.md §1.8: each arm's ⌈Γ/Δ̂²⌉
 // pulls are inserted as a single leaf). The guarantee is unchanged: replacing
 // one round's entry moves one of the n values, hence the leaf, by at most Δ.
 // Count grows by one. Errors as for [Counter.Add].
@@ -305,7 +305,7 @@ func (c *Counter) Discrete() bool { return c.discrete }
 
 // Secure reports whether the node mechanism is discrete and draws from
 // crypto/rand (its Secure method says so): the only kind the decision
-// service accepts (DESIGN.md, privacy rule 4).
+// service accepts (docs/privacy-model.md rule 4).
 func (c *Counter) Secure() bool {
 	s, ok := c.mech.(interface{ Secure() bool })
 	return c.discrete && ok && s.Secure()
@@ -324,10 +324,10 @@ func (c *Counter) NodeVariance() float64 { return c.nodeVar }
 // Variance returns the variance of the error Sum() − (x₁ + … + x_t) after t
 // leaves, for 0 ≤ t ≤ Capacity (the error is unbiased):
 //
-//   - plain tree: NodeVariance·popcount(t) (PRIVACY.md §2.5, T8);
+//   - plain tree: NodeVariance·popcount(t) (docs/accountant.md §2.5, T8);
 //   - GLS: NodeVariance·Σ_{k : bit k of t is set} 2ᵏ/(2ᵏ⁺¹ − 1), the
 //     variance of the BLUE from the nodes completed by t ([GLSVariance],
-//     PRIVACY.md T9).
+//     docs/accountant.md T9).
 //
 // It panics if t is outside [0, Capacity] (programmer error). Cost: O(L).
 func (c *Counter) Variance(t int) float64 {

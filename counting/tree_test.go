@@ -16,7 +16,7 @@ func TestLevels(t *testing.T) {
 		if got := Levels(tc.T); got != tc.L {
 			t.Errorf("Levels(%d) = %d, want %d", tc.T, got, tc.L)
 		}
-		// L = ⌈log₂(T+1)⌉ as well (PRIVACY.md §2.5).
+		// L = ⌈log₂(T+1)⌉ as well (docs/accountant.md §2.5).
 		n := 0
 		for uint64(1)<<n < uint64(tc.T)+1 {
 			n++
@@ -27,8 +27,8 @@ func TestLevels(t *testing.T) {
 	}
 }
 
-// TestOracleT8 reproduces PRIVACY.md §3 T8 (tree mechanism at T = 2^20). The
-// values are hard-coded from PRIVACY.md T8 (also committed in
+// TestOracleT8 reproduces docs/accountant.md T8 (tree mechanism at T = 2^20). The
+// values are hard-coded from docs/accountant.md T8 (also committed in
 // privacy/testdata/oracles.json); the GLS values are T9. Tolerance 1e-12
 // relative (closed forms).
 func TestOracleT8(t *testing.T) {
@@ -211,7 +211,7 @@ func TestAddRange(t *testing.T) {
 	if err := s.Add(1.0001); !errors.Is(err, ErrRange) || !strings.Contains(err.Error(), "[-1, 1]") {
 		t.Errorf("Add(1.0001) on [−1,1]: %v", err)
 	}
-	// AddBatch: a sum of n values in [0, 1] as one leaf (SPEC.md §1.8).
+	// AddBatch: a sum of n values in [0, 1] as one leaf ([MT] Alg 2; docs/tree-based.md §1.8).
 	if err := c.AddBatch(7, 7); err != nil {
 		t.Errorf("AddBatch(7, 7): %v", err)
 	}

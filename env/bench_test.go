@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkPull measures one Pull of each kind through the Env interface on
-// the SPEC.md instances (and a clipped Gaussian and Beta of the same size),
+// the instances of docs/reproductions.md (and a clipped Gaussian and Beta of the same size),
 // cycling over the arms.
 func BenchmarkPull(b *testing.B) {
 	specs := []struct{ name, spec string }{

@@ -5,7 +5,7 @@
 //
 // # Model
 //
-// SPEC.md §0 uses a reward-table model: round t carries a reward vector
+// docs/privacy-model.md uses a reward-table model: round t carries a reward vector
 // X_t ∈ [0,1]^K and the learner observes only X_t(a_t). An [Env] realises
 // that table lazily: [Env.Pull] draws X_t(a) for the arm a that was
 // actually played, using the environment stream passed to it.

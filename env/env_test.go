@@ -20,7 +20,7 @@ func mustParse(t testing.TB, spec string) Env {
 	return e
 }
 
-// testSpecs covers every kind, the SPEC.md §3 instances (E1, E2, E5, E10)
+// testSpecs covers every kind, the docs/reproductions.md instances (E1, E2, E5, E10)
 // and parameters where clipping, skew or atoms matter.
 var testSpecs = []string{
 	"bernoulli:0.75,0.625,0.5,0.375,0.25", // E1
@@ -92,7 +92,7 @@ func TestPullRange(t *testing.T) {
 }
 
 // TestTruncExpOracle checks the truncated-exponential means against the
-// SPEC.md §3.0 oracle (printed to 5 digits; tolerance 1e-5) and against the
+// docs/reproductions.md §3.0 oracle (printed to 5 digits; tolerance 1e-5) and against the
 // mpmath quadrature of testdata/oracles.py (tolerance 1e-13 absolute),
 // including both sides of the series/closed-form switch at λ = 0.01.
 func TestTruncExpOracle(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 // TruncExp is an environment whose arm a draws from the exponential
 // distribution with rate λ_a truncated to [0,1], with density
-// λ e^{−λx}/(1 − e^{−λ}) on [0,1] ([OU] §5.2, SPEC.md E2). The mean is
+// λ e^{−λx}/(1 − e^{−λ}) on [0,1] ([OU] §5.2, docs/reproductions.md E2). The mean is
 //
 //	μ(λ) = 1/λ − e^{−λ}/(1 − e^{−λ}) = 1/λ − 1/(e^λ − 1),
 //

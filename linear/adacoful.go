@@ -14,7 +14,7 @@ import (
 // AdaCOFUL is AdaC-OFUL, the ρ-zCDP rarely-switching OFUL of Azize & Basu,
 // "Concentrated Differential Privacy for Bandits", IEEE SaTML 2024
 // (arXiv 2309.00557, Alg. 3), the "AdaC-OFUL-zCDP" baseline of [ADA]
-// §4.1/Table 3 (SPEC.md §1.12; shared/research/paper-code.md §A9).
+// §4.1/Table 3 (docs/linear.md §1.12).
 //
 // # Algorithm
 //
@@ -23,7 +23,7 @@ import (
 // rarely-switching OFUL (Abbasi-Yadkori, Pál & Szepesvári 2011, §5): the
 // estimate is recomputed only when det(A_t) > (1+C)·det(A_{τ_ℓ}), where τ_ℓ
 // is the start of the current episode, and Gaussian noise is added at each
-// switch (paper-code.md §A9, from memory). Here:
+// switch (the rule as the paper describes it; its pseudo-code was not available). Here:
 //
 //	A_t = λI + Σ_{s≤t} x_s x_sᵀ                        (all rounds; public)
 //	episode ℓ ends after round t when  log det A_t − log det A_{τ_ℓ} > ln(1+C)
@@ -38,13 +38,13 @@ import (
 //
 // # Privacy
 //
-// ρ-zCDP, event-level, features public (SPEC.md §0, A14). Each reward
+// ρ-zCDP, event-level, features public (docs/privacy-model.md; docs/reproduction-decisions.md A14). Each reward
 // enters exactly one release: the noisy partial sum of its own episode,
 // whose ℓ₂ sensitivity is ‖x(r − r′)‖ ≤ 1, so each release is a Gaussian
 // mechanism with Δ²/(2σ²) = ρ. θ̃ and b̃ are post-processing of the releases.
 // The episode boundaries are a function of A, i.e. of the public features of
 // the played candidates, hence of the transcript; actions inside an episode
-// use only θ̃ from earlier releases. So SPEC.md A14's conditions hold (1:
+// use only θ̃ from earlier releases. So docs/reproduction-decisions.md A14's conditions hold (1:
 // reward-table model; 2: the schedule depends on no reward; 3: actions in an
 // episode ignore its rewards; 4: sensitivity 1; 5: public features) and the
 // chain-rule argument gives max over episodes = ρ, not (number of
@@ -181,15 +181,15 @@ func (p *AdaCOFUL) Privacy() privacy.Report { return adacReport(p.rho, p.sigma) 
 
 func adacReport(rho, sigma float64) privacy.Report {
 	return blZCDPReport("adac-oful", rho, rho, true, fmt.Sprintf(
-		"Azize & Basu 2024 (AdaC-OFUL); SPEC.md §1.12, A14. Each episode (determinant-growth switches of the public A) releases its own "+
+		"Azize & Basu 2024 (AdaC-OFUL); docs/linear.md §1.12; docs/reproduction-decisions.md A14. Each episode (determinant-growth switches of the public A) releases its own "+
 			"partial sum Σ r·x + N(0, σ²I), σ = 1/√(2ρ) = %g, ℓ₂ sensitivity ‖x(r−r′)‖ ≤ 1, so ρ = %g zCDP per release; each reward "+
 			"enters exactly one release, the schedule depends only on public features and earlier releases, and actions inside an "+
-			"episode use earlier releases only, so by SPEC.md A14's chain-rule argument the transcript is ρ-zCDP (max over episodes). "+
+			"episode use earlier releases only, so by docs/reproduction-decisions.md A14's chain-rule argument the transcript is ρ-zCDP (max over episodes). "+
 			"θ̃, the widths and the argmax are post-processing. Paper: ρ-zCDP; equal.", sigma, rho))
 }
 
 // AdaCOFULState is the learning state of AdaCOFUL (its JSON form). S is the
-// raw partial sum of the open episode (DESIGN.md rule 2); BT is the sum of
+// raw partial sum of the open episode (docs/privacy-model.md rule 2); BT is the sum of
 // the released noisy sums. The noise of every release is inside BT.
 type AdaCOFULState struct {
 	A        []byte    `json:"a"`
@@ -252,7 +252,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    name,
 		Summary: "AdaC-OFUL (zCDP): rarely-switching OFUL, each determinant-doubling episode releases its noisy Σ r·x once; ρ-zCDP by parallel composition",
-		Source:  "Azize & Basu, SaTML 2024 (arXiv 2309.00557), AdaC-OFUL; [ADA] §4.1 baseline (SPEC.md §1.12)",
+		Source:  "Azize & Basu, SaTML 2024 (arXiv 2309.00557), AdaC-OFUL; [ADA] §4.1 baseline (docs/linear.md §1.12)",
 		Private: true,
 		Params: blParams(
 			bandit.Param{Name: "trigger", Default: 1, Min: 1e-9, Max: math.Inf(1), Doc: "C: a new episode when det A grows by more than 1+C (1: doubling)"},

@@ -11,7 +11,7 @@ import (
 )
 
 // TestBaselineAdaCOFULReport checks ρ = ρ_BS16(ε, 1e-5) and σ = 1/√(2ρ)
-// against SPEC.md §1.11's table (✔ values, printed digits).
+// against docs/linear.md §1.11's table (✔ values, printed digits).
 func TestBaselineAdaCOFULReport(t *testing.T) {
 	d, _ := Lookup("adac-oful")
 	for _, c := range []struct{ eps, rho, sigma, tolR, tolS float64 }{

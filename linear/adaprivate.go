@@ -17,7 +17,7 @@ import (
 // Amplification" ([ADA]): AdaPrivate-TS (Algorithm 1) and AdaPrivate-UCB
 // (§4.1), with Poisson amplification (§3.2, "-Amp"), exploration decay
 // (§3.3, "-Adaptive"), forced exploration (§6.2) and user-level clipping
-// (§6.1). SPEC.md §1.11, with the corrections of A12, A14, A15 and A18.
+// (§6.1). docs/linear.md §1.11 ([ADA]), with the corrections of A12, A14, A15 and A18.
 //
 // # Algorithm
 //
@@ -38,7 +38,7 @@ import (
 //
 // A trailing partial batch is never released: b changes only at step 5, so
 // the rewards of the last T mod B rounds influence nothing. γ_v = 1 (the
-// default) keeps v fixed, as SPEC.md A18 requires for the default variant;
+// default) keeps v fixed, as docs/reproduction-decisions.md A18 requires for the default variant;
 // "Adaptive" is v0 = 1.5, γ_v = 0.95; "tuned adaptive" (descriptor parameter
 // lambda0) is v0 = 1 + σ_b/(d·sqrt(λ0)) with σ_b the noise on b (σ, or σ/q
 // with Amp). For UCB, γ_v decays α in the same way (an extension; default 1).
@@ -48,14 +48,14 @@ import (
 // Event level ([ADA] Definition 2: one round's record replaced; features
 // public): certified μ-GDP with μ = 1/σ. One release is a Gaussian mechanism
 // of L2 sensitivity 1 (‖r·x − r′·x‖ ≤ 1 with r, r′ ∈ [0, 1] and ‖x‖ ≤ 1), and
-// under SPEC.md A14's conditions the releases compose in parallel: given the
+// under docs/reproduction-decisions.md A14's conditions the releases compose in parallel: given the
 // history, every release but the one holding the changed round has the same
 // distribution in both worlds, so the f-DP composition of the run is G_μ (the
 // max, not the sum over batches; B and T play no role). The paper's
 // ρ = 1/(2σ²)-zCDP ([ADA] Thm 6) is shown beside it (valid, looser).
 //
 //   - Amp: certified by the EXACT subsampled-Gaussian RDP curve at (q, σ)
-//     (SPEC.md §0, Mironov et al. 2019), never by Eq. 3.6, which is shown as
+//     (docs/accountant.md §2.2, Mironov et al. 2019), never by Eq. 3.6, which is shown as
 //     the paper's value and marked invalid (A12).
 //   - Grid (serving): each coordinate of s is snapped to a grid gℤ and gets
 //     secure discrete Gaussian noise (noise.GridGaussian, exact, from
@@ -64,7 +64,7 @@ import (
 //   - User level (UserClip = C > 0): see below; certified ρ-zCDP with
 //     ρ = Δ_u²/(2σ²).
 //
-// # User-level clipping (SPEC.md §1.11, A15)
+// # User-level clipping ([ADA]; docs/linear.md §1.11; docs/reproduction-decisions.md A15)
 //
 // Per batch k and user u the contribution c_u^k = Σ_{t ∈ u, k} r_t·x_t is
 // clipped before it enters s, as in [ADA] §6.1, but to the user's REMAINING
@@ -87,14 +87,14 @@ import (
 // completes the first batch, and zero otherwise (later releases compose in
 // parallel, so they add nothing; between releases nothing is released).
 // ReleaseCost is the guarantee of a single release. Decisions between
-// releases are post-processing of b and the public A (DESIGN.md, "The
-// decision service").
+// releases are post-processing of b and the public A (docs/privacy-model.md,
+// "The service").
 //
 // Complexity: Select O(d² + K·d) (TS; UCB adds K·d²/2), Update O(d²), a
 // release O(d) (O(d) big-integer samples with Grid, which allocate; user
 // level allocates on a user's first appearance). Select and Update allocate
 // nothing otherwise. Not safe for concurrent use. The Thompson draws are
-// only compared, never released (DESIGN.md rule 4).
+// only compared, never released (docs/privacy-model.md rule 4).
 type AdaPrivate struct {
 	opts   AdaPrivateOptions
 	name   string
@@ -133,7 +133,7 @@ type AdaPrivateOptions struct {
 	// 0 disables subsampling.
 	Amp float64 `json:"amp,omitempty"`
 	// Forced is the forced-exploration parameter γ_f > 0 ([ADA] §6.2;
-	// SPEC.md default γ_f = d); 0 disables it.
+	// default γ_f = d, docs/linear.md §1.11); 0 disables it.
 	Forced float64 `json:"forced,omitempty"`
 	// UserClip is the user-level clipping norm C > 0; 0 means event level.
 	UserClip float64 `json:"user_clip,omitempty"`
@@ -152,7 +152,7 @@ type AdaPrivateOptions struct {
 	// seeded source for reproducibility. Not part of the JSON state.
 	GridSource rand.Source `json:"-"`
 	// Theta0 is the prior mean θ0 (b starts at λθ0; nil: 0, cold start). It
-	// must not depend on the protected data (SPEC.md A14 condition 6).
+	// must not depend on the protected data (docs/reproduction-decisions.md A14 condition 6).
 	Theta0 []float64 `json:"theta0,omitempty"`
 }
 
@@ -326,7 +326,7 @@ func (p *AdaPrivate) pick(r *rand.Rand, candidates [][]float64) int {
 // the played vectors (public in [ADA]'s model, which protects rewards), the
 // public scale schedule and the round count. The probabilities are
 // therefore post-processing of released state and cost no privacy
-// (DESIGN.md rule 2; PRIVACY.md, post-processing). Unreleased batch sums
+// (docs/privacy-model.md rule 2; docs/accountant.md, post-processing). Unreleased batch sums
 // (s, the user accumulators) are never read.
 func (p *AdaPrivate) SelectProbs(candidates [][]float64, out []float64, draws int, r *rand.Rand) int {
 	mustCandidates(p.name, len(candidates))

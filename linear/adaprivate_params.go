@@ -9,12 +9,12 @@ import (
 )
 
 // The registry entries adaprivate-ts and adaprivate-ucb: parameters with the
-// defaults of [ADA] §4.1 / SPEC.md §1.11, construction, report and
+// defaults of [ADA] §4.1 / docs/linear.md §1.11, construction, report and
 // equal-budget calibration.
 //
 // The noise σ is the parameter `sigma`. Left at 0 it is derived from
 // `epsilon` and `delta` by the paper's procedure (AdaPrivateSigma on the
-// paper basis: σ = 1/sqrt(2ρ_BS(ε, δ)), σ_amp by SPEC.md §1.11's rule);
+// paper basis: σ = 1/sqrt(2ρ_BS(ε, δ)), σ_amp by docs/linear.md §1.11's rule);
 // Calibrate returns it as `sigma`, so the calibrated noise scale shows in a
 // run's params, summary.json and `dpbandit privacy policy`. The report's
 // Mechanism string names σ in every case.
@@ -36,7 +36,7 @@ func adaParams(ucb bool) []bandit.Param {
 		ps = append(ps, bandit.Param{Name: "v", Default: 1, Min: 0, Max: inf, Doc: "initial posterior scale v0 ≥ 0 (Adaptive: 1.5)"})
 	}
 	ps = append(ps,
-		bandit.Param{Name: "gammav", Default: 1, Min: tiny, Max: 1, Doc: "decay of v (α for UCB) per release, (0, 1] (Adaptive: 0.95; 1: none, SPEC.md A18)"},
+		bandit.Param{Name: "gammav", Default: 1, Min: tiny, Max: 1, Doc: "decay of v (α for UCB) per release, (0, 1] (Adaptive: 0.95; 1: none, docs/reproduction-decisions.md A18)"},
 		bandit.Param{Name: "b", Default: 300, Min: 1, Max: inf, Integer: true, Doc: "batch size B (grid {100, 300, 500, 1000})"},
 		bandit.Param{Name: "epsilon", Default: 1, Min: tiny, Max: inf, Doc: "target ε used to derive sigma when sigma = 0"},
 		bandit.Param{Name: "delta", Default: 1e-5, Min: tiny, Max: 0.5, Doc: "target δ used to derive sigma when sigma = 0"},
@@ -49,7 +49,7 @@ func adaParams(ucb bool) []bandit.Param {
 			Doc: "tuned adaptive: v0 = 1 + σ_b/(d·sqrt(λ0)) with λ0 = λ_min(E[xxᵀ]) (overrides v); 0: off"})
 	}
 	ps = append(ps,
-		bandit.Param{Name: "userclip", Default: 0, Min: 0, Max: inf, Doc: "user-level clipping norm C (SPEC default √5); 0: event level"},
+		bandit.Param{Name: "userclip", Default: 0, Min: 0, Max: inf, Doc: "user-level clipping norm C (paper default √5, [ADA] §6.1); 0: event level"},
 		bandit.Param{Name: "userrounds", Default: 0, Min: 0, Max: inf, Integer: true, Doc: "rounds per user k (round t is user ⌊t/k⌋); needed with userclip"},
 		bandit.Param{Name: "centre", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1: clip around the public centre ½Σx (sensitivity C, not 2C)"},
 		bandit.Param{Name: "grid", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1: secure discrete Gaussian batch noise on a grid (serving); report in zCDP"},
@@ -140,10 +140,10 @@ func calibrateAda(ucb bool) func(bandit.Setting, bandit.Target, bandit.Params) (
 func registerAda(ucb bool) {
 	name := AdaPrivateOptions{UCB: ucb}.name()
 	summary := "AdaPrivate-TS: linear TS with batched Gaussian noise on b only (amp, adaptive, forced, user clip, grid); certified 1/σ-GDP"
-	source := "Riyazat & Ukwatta, AdaPrivate-TS, Algorithm 1, Thm 6, §3.2–3.3, §6.1–6.2 (SPEC.md §1.11, A12–A15)"
+	source := "Riyazat & Ukwatta, AdaPrivate-TS, Algorithm 1, Thm 6, §3.2–3.3, §6.1–6.2 (docs/linear.md §1.11; docs/reproduction-decisions.md A12–A15)"
 	if ucb {
 		summary = "AdaPrivate-UCB: LinUCB with batched Gaussian noise on b only (amp, forced, user clip, grid); certified 1/σ-GDP"
-		source = "Riyazat & Ukwatta, AdaPrivate-TS, §4.1 (AdaPrivate-UCB), Thm 6 (SPEC.md §1.11, A12–A15)"
+		source = "Riyazat & Ukwatta, AdaPrivate-TS, §4.1 (AdaPrivate-UCB), Thm 6 (docs/linear.md §1.11; docs/reproduction-decisions.md A12–A15)"
 	}
 	register(bandit.Descriptor{
 		Serving: &bandit.Serving{Why: "released batch increments use the secure discrete Gaussian on a grid (grid=1); decisions between releases are post-processing", Params: bandit.Params{"grid": 1}},

@@ -10,7 +10,7 @@ import (
 )
 
 // Privacy reports and noise calibration of the AdaPrivate family ([ADA]
-// Thm 6, Eqs. 2.6–2.8, 3.6, §6.1; SPEC.md §1.11, A12, A14, A15).
+// Thm 6, Eqs. 2.6–2.8, 3.6, §6.1; [ADA]; docs/linear.md §1.11; docs/reproduction-decisions.md A12, A14, A15).
 //
 // Four mechanisms, by option:
 //
@@ -22,7 +22,7 @@ import (
 // The derivations are in the Derivation strings below and in the AdaPrivate
 // doc comment.
 
-// AmpOrders returns the Rényi orders of [ADA] §3.2 and of SPEC.md §1.11's
+// AmpOrders returns the Rényi orders of [ADA] §3.2 and of docs/linear.md §1.11's
 // σ_amp rule: {2, …, 6, 8, 16, 32, 64}. A fresh slice is returned.
 func AmpOrders() []float64 { return []float64{2, 3, 4, 5, 6, 8, 16, 32, 64} }
 
@@ -33,7 +33,7 @@ func AmpOrders() []float64 { return []float64{2, 3, 4, 5, 6, 8, 16, 32, 64} }
 //
 // It is shown as the paper's value of AdaPrivate-TS-Amp and is NOT a valid
 // RDP bound: it drops the exp((j²−j)/(2σ²)) factors of the exact formula
-// (SPEC.md A12; at q = 0.3, σ = 1, α = 8 it gives 0.372 where the exact
+// (docs/reproduction-decisions.md A12; at q = 0.3, σ = 1, α = 8 it gives 0.372 where the exact
 // value is 2.63). Never calibrate with it. The sum is evaluated in log space.
 func Eq36RDP(q, sigma float64, alpha int) float64 {
 	if alpha < 2 {
@@ -130,7 +130,7 @@ func adaPrivateReport(o AdaPrivateOptions) (privacy.Report, error) {
 		mech += ", discrete Gaussian on a grid"
 	}
 	mech += ")"
-	conds := "Under SPEC.md A14's conditions (the action of the changed round is the same in both worlds; the batch schedule " +
+	conds := "Under docs/reproduction-decisions.md A14's conditions (the action of the changed round is the same in both worlds; the batch schedule " +
 		"is data-independent; actions inside a batch read only earlier releases, b changing only at batch boundaries; " +
 		"features and the prior θ0 are public; subsampling coins are secret), every release other than the one holding the " +
 		"changed record has the same conditional distribution given the history in both worlds, so the releases compose in " +
@@ -149,14 +149,14 @@ func adaPrivateReport(o AdaPrivateOptions) (privacy.Report, error) {
 		r.Paper = &privacy.Guarantee{Notion: privacy.NotionRDP, Curve: &paper}
 		r.PaperValid = false
 		r.Derivation = "Certified: the exact Rényi-DP curve of one Poisson-subsampled Gaussian step with rate q and noise " +
-			"multiplier σ (Mironov, Talwar & Zhang 2019; SPEC.md §0), on the default orders, converted by the better of the " +
+			"multiplier σ (Mironov, Talwar & Zhang 2019; docs/accountant.md §2.2), on the default orders, converted by the better of the " +
 			"classic and Balle et al. 2020 conversions. Batch k releases Σ Z_t r_t x_t + N(0, σ²I_d) with secret coins " +
 			"Z_t ~ Bern(q); the 1/q rescaling into b is post-processing. The formula is stated for add/remove; for the " +
 			"substitution of one round, along the shared feature direction, the worst pair of rewards is (1, 0), where it " +
-			"holds exactly (SPEC.md A12). " + conds +
+			"holds exactly (docs/reproduction-decisions.md A12). " + conds +
 			"Paper: [ADA] Eq. 3.6 on orders {2..6, 8, 16, 32, 64}; NOT a valid bound: it drops the exp((j²−j)/(2σ²)) factors " +
-			"of the higher-order terms (SPEC.md A12: at q = .3, σ = 1, α = 8 it gives 0.372 against the exact 2.63), so it " +
-			"is shown for reference only and never used to calibrate (SPEC.md §1.11 σ_amp uses the exact formula)."
+			"of the higher-order terms (docs/reproduction-decisions.md A12: at q = .3, σ = 1, α = 8 it gives 0.372 against the exact 2.63), so it " +
+			"is shown for reference only and never used to calibrate (Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11 σ_amp uses the exact formula)."
 	case o.Grid:
 		delta := adaSensitivity(o)
 		rho, err := gridRho(delta, o.Dim, sigma)
@@ -191,12 +191,12 @@ func adaPrivateReport(o AdaPrivateOptions) (privacy.Report, error) {
 		}
 		r.Derivation = fmt.Sprintf("Certified ρ-zCDP at the user level, ρ = Δ_u²/(2σ²) with Δ_u = %g. Each user's "+
 			"per-batch contribution c_k = Σ r_t x_t over the user's rounds in batch k is clipped to the user's remaining "+
-			"radius, so that Σ_k ‖ĉ_k‖² ≤ C² over the whole stream (clipping across the stream, SPEC.md A15), %s. Replacing "+
+			"radius, so that Σ_k ‖ĉ_k‖² ≤ C² over the whole stream (clipping across the stream, docs/reproduction-decisions.md A15), %s. Replacing "+
 			"all rewards of one user changes batch k's sum by ĉ_k − ĉ′_k only (other users' clipped contributions are equal "+
 			"given the history). Given the history, batch k is a Gaussian mechanism of Rényi divergence α‖ĉ_k − ĉ′_k‖²/(2σ²) "+
 			"at every order α; these sum to ≤ αΔ_u²/(2σ²) on every history, so by the Rényi filter (Feldman & Zrnic 2021; "+
-			"PRIVACY.md §2.6) the run is ρ-zCDP however many batches the user spans. Paper: [ADA] §6.1, σ = C/sqrt(2ρ_user), "+
-			"i.e. ρ = C²/(2σ²); NOT valid: it clips per batch, so a user in m_u batches costs m_u·ρ (SPEC.md A15), and "+
+			"docs/accountant.md §2.6) the run is ρ-zCDP however many batches the user spans. Paper: [ADA] §6.1, σ = C/sqrt(2ρ_user), "+
+			"i.e. ρ = C²/(2σ²); NOT valid: it clips per batch, so a user in m_u batches costs m_u·ρ (docs/reproduction-decisions.md A15), and "+
 			"replacing a user moves a 0-centred clipped sum by up to 2C, not C. Group privacy of the event-level mechanism "+
 			"(k²ρ for k rounds per user, BS16 Prop 1.9) is the alternative without clipping.", du, centre)
 	default:
@@ -217,7 +217,7 @@ func adaPrivateReport(o AdaPrivateOptions) (privacy.Report, error) {
 
 // userLevel is the neighbouring relation of user-level AdaPrivate.
 const userLevel = "user-level: every reward of one user replaced; which rounds belong to which user is public, " +
-	"like the features (SPEC.md §1.11, A15)"
+	"like the features (Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11; docs/reproduction-decisions.md A15)"
 
 // adaReleaseCost is the guarantee of one release on its own, in the
 // certified notion: the whole run's guarantee, since releases compose in
@@ -244,9 +244,9 @@ func adaZeroCost(r privacy.Report) privacy.Guarantee {
 //
 // Basis "paper" (the default) follows the paper's procedure with the
 // project's valid formulas: ρ = ρ_BS(ε, δ) from BS16 ([ADA] Eq. 2.8) and
-// σ = Δ/sqrt(2ρ) (Alg 1 lines 1–2); with Amp, SPEC.md §1.11's rule (the exact
+// σ = Δ/sqrt(2ρ) (Alg 1 lines 1–2); with Amp, docs/linear.md §1.11's rule (the exact
 // subsampled-Gaussian RDP, orders AmpOrders, classic conversion), never
-// Eq. 3.6. At δ = 1e-5 it gives SPEC.md §1.11's tables (σ = 4.901 at ε = 1;
+// Eq. 3.6. At δ = 1e-5 it gives docs/linear.md §1.11's tables (σ = 4.901 at ε = 1;
 // σ_amp = 2.593 at ε = 1, q = 0.3). Basis "certified" makes the certified
 // value meet the target exactly: σ = 1/GDPMu(ε, δ) at event level (3.7306 at
 // ε = 1, δ = 1e-5), the RDP-calibrated σ on the default orders with the

@@ -26,7 +26,7 @@ func mustAda(t *testing.T, o linear.AdaPrivateOptions, seed uint64) *linear.AdaP
 	return p
 }
 
-// TestRhoSigmaTable reproduces SPEC.md §1.11's ρ/σ table (δ = 1e-5) to the
+// TestRhoSigmaTable reproduces docs/linear.md §1.11's ρ/σ table (δ = 1e-5) to the
 // printed digits, through the accountant (privacy.ZCDPRhoBS) and through
 // AdaPrivateSigma on the paper basis and the descriptor's default sigma
 // derivation; the paper value in the report is that ρ.
@@ -79,7 +79,7 @@ func TestRhoSigmaTable(t *testing.T) {
 	}
 }
 
-// TestSigmaAmpTable reproduces SPEC.md §1.11's σ_amp table (δ = 1e-5) to
+// TestSigmaAmpTable reproduces docs/linear.md §1.11's σ_amp table (δ = 1e-5) to
 // the three printed decimals with AdaPrivateSigma on the paper basis (the
 // exact subsampled-Gaussian RDP, orders {2..6, 8, 16, 32, 64}, classic
 // conversion), and checks that the certified report at that σ meets ε.
@@ -128,7 +128,7 @@ func TestSigmaAmpTable(t *testing.T) {
 	}
 }
 
-// TestEq36IsInvalid checks the SPEC.md A12 numbers: Eq. 3.6 against the
+// TestEq36IsInvalid checks the docs/reproduction-decisions.md A12 numbers: Eq. 3.6 against the
 // exact subsampled-Gaussian RDP, and what calibrating with Eq. 3.6 would do.
 func TestEq36IsInvalid(t *testing.T) {
 	cases := []struct {
@@ -240,7 +240,7 @@ func TestReportsMeetTargets(t *testing.T) {
 		}
 	}
 	// Event level: μ = 1/σ exactly (up to the upward rounding), and
-	// certified-basis σ at ε = 1 is the analytic-Gaussian 3.7306 (PRIVACY.md T3).
+	// certified-basis σ at ε = 1 is the analytic-Gaussian 3.7306 (docs/accountant.md T3).
 	o := adaOpts(20, 4.901)
 	rep := mustAda(t, o, 1).Privacy()
 	if mu := rep.Certified.Value; mu < 1/4.901 || mu > (1/4.901)*(1+1e-14) {
@@ -462,7 +462,7 @@ func TestAdaptiveDecay(t *testing.T) {
 
 // TestForcedExploration: the number of forced rounds matches the schedule
 // Σ_t min(1, d ln t/(t γ_f)) within 5 standard deviations, and is below 1%
-// of T at γ_f = d (SPEC.md §1.11, [ADA] §6.2).
+// of T at γ_f = d (docs/linear.md §1.11, [ADA] §6.2).
 func TestForcedExploration(t *testing.T) {
 	const d, T = 20, 10000
 	for _, gf := range []float64{20, 2} {
@@ -573,7 +573,7 @@ func TestUserLevelAccounting(t *testing.T) {
 	p.Update(x, 1)
 }
 
-// TestUserLevelGroupPrivacy: SPEC.md A15's group-privacy values: ε_user = 5
+// TestUserLevelGroupPrivacy: docs/reproduction-decisions.md A15's group-privacy values: ε_user = 5
 // gives ρ = 0.4496, 0.01798, 0.004496 for k = 1, 5, 10.
 func TestUserLevelGroupPrivacy(t *testing.T) {
 	rho, _ := privacy.ZCDPRhoBS(5, 1e-5)
@@ -709,7 +709,7 @@ func TestAdaStateRejects(t *testing.T) {
 }
 
 // TestAmpSubstitution supports the Amp report's use of the add/remove
-// formula for the substitution of one round (SPEC.md A12): along the shared
+// formula for the substitution of one round (docs/reproduction-decisions.md A12): along the shared
 // feature direction, a batch release is the 1-D mixture
 // (1−q)N(0, σ²) + qN(r, σ²) (other records' coins are common to both worlds
 // and handled by joint quasi-convexity), and for every pair of rewards

@@ -7,7 +7,7 @@ import (
 )
 
 // userClipper implements the user-level clipping of AdaPrivate across the
-// stream (SPEC.md A15): per batch it accumulates each user's contribution
+// stream (docs/reproduction-decisions.md A15): per batch it accumulates each user's contribution
 // c_u = Σ r·x (and, when clipping around the centre, m_u = ½Σx), and at the
 // batch boundary clips c_u (or c_u − m_u) to the user's remaining radius so
 // that the squared norms of a user's clipped contributions never sum to more

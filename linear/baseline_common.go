@@ -24,7 +24,7 @@ import (
 // Randomness: all noise here is drawn with the simulation samplers of
 // package noise (and counting.SimNoise) on the policy's generator. The
 // baselines are for simulation and comparison; the decision service must
-// not serve them, since a released float is attackable (DESIGN.md rule 4).
+// not serve them, since a released float is attackable (docs/privacy-model.md rule 4).
 
 // Shared descriptor parameters of the zCDP baselines.
 var (
@@ -56,7 +56,7 @@ func blCalibrate(name string) func(bandit.Setting, bandit.Target, bandit.Params)
 }
 
 // blRho returns the total zCDP budget: rho when > 0, else the BS16
-// conversion of (ε, δ) that [ADA] Eq. 2.8 (and SPEC.md §1.11's table) uses.
+// conversion of (ε, δ) that [ADA] Eq. 2.8 (and docs/linear.md §1.11's table) uses.
 // BS16 is a valid conversion (ρ-zCDP ⇒ (ρ + 2√(ρ ln(1/δ)), δ)-DP), so the
 // policy then meets (ε, δ); the report's tighter CKS20 conversion gives a
 // smaller ε.
@@ -528,7 +528,7 @@ func blSameTreeOptions(a, b counting.State) bool {
 	return false
 }
 
-// publicFeatures is SPEC.md §0's event-level relation with the candidate
+// publicFeatures is docs/privacy-model.md's event-level relation with the candidate
 // features public, as A14 condition 5 requires of every linear policy that
 // does not noise the Gram matrix.
-const publicFeatures = privacy.EventLevel + "; features are public (SPEC.md A14 condition 5)"
+const publicFeatures = privacy.EventLevel + "; features are public (docs/reproduction-decisions.md A14 condition 5)"

@@ -14,10 +14,10 @@ import (
 // BatchedAggDP is the "Batched-Aggregation-DP" baseline of [ADA] §4.8 and
 // Table 6: "batched LinUCB with sequential zCDP", the budget split as ρ/K
 // per batch. [ADA]'s citations ([13], a local-DP paper; [14]) do not
-// describe it, so SPEC.md §1.12's fallback is implemented: Gaussian noise on
+// describe it, so docs/linear.md §1.12's fallback is implemented: Gaussian noise on
 // each batch's statistics with ρ_batch = ρ/K.
 //
-// # Algorithm (SPEC.md §1.12 fallback)
+// # Algorithm (docs/linear.md §1.12 fallback)
 //
 // Batches of B rounds (default 300, [ADA]'s B), K = ⌊T/B⌋ releases (a
 // trailing partial batch is never released). At the end of batch k the
@@ -32,13 +32,13 @@ import (
 //
 // # Privacy
 //
-// Event-level, features public (SPEC.md §0). Each release is a Gaussian
+// Event-level, features public (docs/privacy-model.md). Each release is a Gaussian
 // mechanism with sensitivity ‖x(r − r′)‖ ≤ 1 and Δ²/(2σ²) = ρ/K. A reward of
 // batch j enters every release k ≥ j (the aggregate is over all history,
 // re-noised each time), so the releases compose sequentially: at most K
 // releases, ρ-zCDP in all (certified). Paper ([ADA]: ρ_total/K per batch):
 // ρ; equal, valid. This is the design [ADA] contrasts with AdaPrivate's
-// parallel composition (SPEC.md A15: releasing per-batch partial sums, as
+// parallel composition (docs/reproduction-decisions.md A15: releasing per-batch partial sums, as
 // adac-oful does, would avoid the split).
 //
 // Not recoverable: the real algorithm; everything above is the documented
@@ -165,14 +165,14 @@ func (p *BatchedAggDP) Privacy() privacy.Report { return batchedReport(p.rho, p.
 
 func batchedReport(rho float64, k int, sigma float64) privacy.Report {
 	return blZCDPReport("batched-agg-dp", rho, rho, true, fmt.Sprintf(
-		"[ADA] §4.8 Batched-Aggregation-DP, SPEC.md §1.12 fallback. K = ⌊T/B⌋ = %d releases of the all-history "+
+		"[ADA] §4.8 Batched-Aggregation-DP, docs/linear.md §1.12 fallback. K = ⌊T/B⌋ = %d releases of the all-history "+
 			"Σ r·x + fresh N(0, σ²I), σ = 1/√(2ρ/K) = %g, sensitivity 1: ρ/K = %g zCDP each. A reward enters every later "+
 			"release, so they compose sequentially: K·ρ/K = ρ = %g. Paper ([ADA]: ρ/K per batch, sequential): ρ; equal.",
 		k, sigma, rho/float64(k), rho))
 }
 
 // BatchedAggState is the learning state of BatchedAggDP (its JSON form): A
-// and the raw Σ r x (DESIGN.md rule 2), the frozen A_k and the released θ̃
+// and the raw Σ r x (docs/privacy-model.md rule 2), the frozen A_k and the released θ̃
 // (with its noise), and the counters.
 type BatchedAggState struct {
 	A        []byte    `json:"a"`
@@ -232,8 +232,8 @@ func init() {
 	const name = "batched-agg-dp"
 	register(bandit.Descriptor{
 		Name:    name,
-		Summary: "Batched-Aggregation-DP (SPEC.md fallback): batched LinUCB re-releasing the all-history noisy Σ r·x at ρ/K per batch (sequential)",
-		Source:  "[ADA] §4.8 / Table 6 baseline; SPEC.md §1.12 fallback (no recoverable source)",
+		Summary: "Batched-Aggregation-DP (project fallback, docs/linear.md §1.12): batched LinUCB re-releasing the all-history noisy Σ r·x at ρ/K per batch (sequential)",
+		Source:  "[ADA] §4.8 / Table 6 baseline; docs/linear.md §1.12 fallback (no recoverable source)",
 		Private: true,
 		Params: blParams(
 			bandit.Param{Name: "batch", Default: 300, Min: 1, Max: math.Inf(1), Integer: true, Doc: "batch size B ([ADA] grid {100, 300, 500, 1000})"},

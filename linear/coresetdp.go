@@ -15,10 +15,10 @@ import (
 // Table 6: "phased elimination with per-phase Gaussian noise", the budget
 // split as ρ/K over the K phases. [ADA] cites [13] (Zheng et al. 2020, a
 // local-DP paper) and [14] for it; neither describes this algorithm, so
-// SPEC.md §1.12's fallback is implemented: Gaussian noise on each phase's
+// docs/linear.md §1.12's fallback is implemented: Gaussian noise on each phase's
 // statistics with ρ_batch = ρ/K.
 //
-// # Algorithm (SPEC.md §1.12 fallback)
+// # Algorithm (docs/linear.md §1.12 fallback)
 //
 // Phases ℓ = 1, 2, … of doubling length B·2^{ℓ−1} (B = batch, default 300,
 // [ADA]'s batch grid), K = the number of phases that complete within T
@@ -42,14 +42,14 @@ import (
 //
 // # Privacy
 //
-// Event-level, features public (SPEC.md §0). Each reward enters exactly one
+// Event-level, features public (docs/privacy-model.md). Each reward enters exactly one
 // release (its phase's s_ℓ, sensitivity ‖x(r − r′)‖ ≤ 1): ρ/K-zCDP per
 // release. The phase schedule is fixed in advance and the actions of a phase
 // use only earlier releases (and public features, and data-independent
-// coins in phase 1), so SPEC.md A14's conditions hold and the releases
+// coins in phase 1), so docs/reproduction-decisions.md A14's conditions hold and the releases
 // compose in parallel: the transcript is ρ/K-zCDP (certified). Paper ([ADA]:
 // "split the privacy budget across phases", sequential composition): ρ;
-// valid but K times the certified value (SPEC.md A15: the split is a design
+// valid but K times the certified value (docs/reproduction-decisions.md A15: the split is a design
 // choice, not a necessity).
 //
 // Not recoverable: the real algorithm (core sets, elimination constants,
@@ -225,15 +225,15 @@ func (p *CoreSetElimDP) Privacy() privacy.Report { return coresetReport(p.rho, p
 
 func coresetReport(rho float64, k int, sigma float64) privacy.Report {
 	return blZCDPReport("coreset-elim-dp", rho/float64(k), rho, true, fmt.Sprintf(
-		"[ADA] §4.8 CoreSet-Elimination-DP, SPEC.md §1.12 fallback. K = %d doubling phases; each releases its own "+
+		"[ADA] §4.8 CoreSet-Elimination-DP, docs/linear.md §1.12 fallback. K = %d doubling phases; each releases its own "+
 			"Σ r·x + N(0, σ²I), σ = 1/√(2ρ/K) = %g, sensitivity 1: ρ/K = %g zCDP. Each reward enters one release, the "+
-			"schedule is fixed and a phase acts on earlier releases only, so by SPEC.md A14 the releases compose in "+
+			"schedule is fixed and a phase acts on earlier releases only, so by docs/reproduction-decisions.md A14 the releases compose in "+
 			"parallel: certified ρ/K. Paper ([ADA]: budget split over phases, sequential): ρ = %g, valid but K times "+
-			"larger (SPEC.md A15).", k, sigma, rho/float64(k), rho))
+			"larger (docs/reproduction-decisions.md A15).", k, sigma, rho/float64(k), rho))
 }
 
 // CoreSetElimState is the learning state of CoreSetElimDP (its JSON form):
-// the current phase's A and raw Σ r x (DESIGN.md rule 2), the released
+// the current phase's A and raw Σ r x (docs/privacy-model.md rule 2), the released
 // phase's A and θ̃ (with its noise), and the counters.
 type CoreSetElimState struct {
 	Cur      []byte    `json:"cur"`
@@ -295,8 +295,8 @@ func init() {
 	const name = "coreset-elim-dp"
 	d := bandit.Descriptor{
 		Name:    name,
-		Summary: "CoreSet-Elimination-DP (SPEC.md fallback): doubling phases, each releasing its own noisy Σ r·x at ρ/K; elimination + widest survivor",
-		Source:  "[ADA] §4.8 / Table 6 baseline; SPEC.md §1.12 fallback (no recoverable source)",
+		Summary: "CoreSet-Elimination-DP (project fallback, docs/linear.md §1.12): doubling phases, each releasing its own noisy Σ r·x at ρ/K; elimination + widest survivor",
+		Source:  "[ADA] §4.8 / Table 6 baseline; docs/linear.md §1.12 fallback (no recoverable source)",
 		Private: true,
 		Params: blParams(
 			bandit.Param{Name: "batch", Default: 300, Min: 1, Max: math.Inf(1), Integer: true, Doc: "first phase length B (phases B, 2B, 4B, …; [ADA] grid {100, 300, 500, 1000})"},

@@ -15,7 +15,7 @@ import (
 // sensitivity" of Wang, Zhao & Wang, "Dynamic Global Sensitivity for
 // Differentially Private Contextual Bandits", RecSys 2022 (arXiv
 // 2208.14555), as [ADA] §4.1 describes it: "per-step θ̂-perturbation with
-// dynamic sensitivity ‖A_t⁻¹‖₂, sequential composition" (SPEC.md §1.12).
+// dynamic sensitivity ‖A_t⁻¹‖₂, sequential composition" (docs/linear.md §1.12).
 //
 // # Algorithm
 //
@@ -35,7 +35,7 @@ import (
 //
 // # Privacy
 //
-// Event-level, features public (SPEC.md §0, A14 condition 5). Each Select
+// Event-level, features public (docs/privacy-model.md; docs/reproduction-decisions.md A14 condition 5). Each Select
 // releases θ̃_t, a Gaussian mechanism with sensitivity Δ_t (a function of
 // the public transcript) and noise σ_t = Δ_t/√(2ρ/T): ρ/T-zCDP given the
 // past. θ̂_t uses all earlier rewards, so the releases compose sequentially
@@ -54,7 +54,7 @@ import (
 //     followed here, says sequential composition).
 //   - The paper's sensitivity analysis assumes i.i.d. contexts (so that
 //     λ_min(A_t) grows linearly); here Δ_t is certified from the realised
-//     A_t instead, which holds in the worst case (SPEC.md §0).
+//     A_t instead, which holds in the worst case (docs/privacy-model.md).
 //   - The confidence radius: α·‖x‖_{A_t⁻¹}.
 //
 // Complexity: Select is a solve (d²), d normal draws and K·d²/2; Update a
@@ -162,7 +162,7 @@ func (p *DGSLinUCB) Privacy() privacy.Report { return dgsReport(p.rho, p.opts.Ho
 
 func dgsReport(rho float64, T int) privacy.Report {
 	return blZCDPReport("dgs-linucb", rho, rho, true, fmt.Sprintf(
-		"Wang, Zhao & Wang 2022 (DGS-LinUCB) as [ADA] §4.1 describes it; SPEC.md §1.12. Each Select releases "+
+		"Wang, Zhao & Wang 2022 (DGS-LinUCB) as [ADA] §4.1 describes it; docs/linear.md §1.12. Each Select releases "+
 			"θ̃_t = A_t⁻¹b_t + N(0, σ_t²I) with σ_t = Δ_t·√(T/(2ρ)), Δ_t = 1/c_t ≥ ‖A_t⁻¹‖₂ (c_t ≤ λ_min(A_t) certified by a "+
 			"Cholesky test; A_t public), a Gaussian mechanism of ρ/T = %g zCDP given the past. θ̂ uses all history, so the "+
 			"releases compose sequentially; at most T = %d releases are made (later Selects reuse the last θ̃): ρ = %g. "+
@@ -170,7 +170,7 @@ func dgsReport(rho float64, T int) privacy.Report {
 }
 
 // DGSLinUCBState is the learning state of DGSLinUCB (its JSON form): A,
-// the raw b (DESIGN.md rule 2), the last released θ̃ (with its noise), the
+// the raw b (docs/privacy-model.md rule 2), the last released θ̃ (with its noise), the
 // certified bound and the counts.
 type DGSLinUCBState struct {
 	A        []byte    `json:"a"`
@@ -237,7 +237,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    name,
 		Summary: "DGS-LinUCB: per-step θ̂ perturbation with the dynamic sensitivity 1/λ_min(A_t), ρ/T per step (sequential composition)",
-		Source:  "Wang, Zhao & Wang, RecSys 2022 (arXiv 2208.14555), as described in [ADA] §4.1 (SPEC.md §1.12)",
+		Source:  "Wang, Zhao & Wang, RecSys 2022 (arXiv 2208.14555), as described in [ADA] §4.1 (docs/linear.md §1.12)",
 		Private: true,
 		Params:  blParams(),
 		NewContextual: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Contextual, error) {

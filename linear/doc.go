@@ -5,7 +5,7 @@
 // bandit.Private, reads rewards in [0, 1], and neither allocates in Select
 // nor in Update.
 //
-// Policies (SPEC.md §1.9–§1.12):
+// Policies (docs/linear.md; [MT] §5.1 in docs/tree-based.md §1.9):
 //
 //   - linucb, lints (linucb.go, lints.go): LinUCB (Li et al. 2010) and
 //     linear Thompson sampling (Agrawal & Goyal 2013) with the shared ridge
@@ -15,14 +15,14 @@
 //     Poisson amplification (amp), exploration decay (adaptive), forced
 //     exploration, user-level clipping across the stream, and a secure
 //     discrete-Gaussian noise option for serving. Certified reports with the
-//     corrections of SPEC.md A12, A14, A15.
+//     corrections of docs/reproduction-decisions.md A12, A14, A15.
 //   - DP-SVD private item features (dpsvd.go; [ADA] §6.3 with the
-//     sensitivity of SPEC.md A16), a feature builder rather than a policy.
+//     sensitivity of docs/reproduction-decisions.md A16), a feature builder rather than a policy.
 //
 // # Model and conventions
 //
 // Round t offers candidate feature vectors x_{t,1..K} ∈ R^d (public, as in
-// [ADA] Definition 2 and SPEC.md §0); Select returns the index of the chosen
+// [ADA] Definition 2 and docs/privacy-model.md); Select returns the index of the chosen
 // candidate and Update(x, r) feeds back the chosen vector with its reward.
 // Candidates and x are read during the call and never retained. Shared-model
 // policies accept any number of candidates per round; disjoint models need
@@ -39,9 +39,13 @@
 // Every policy's learning state serialises with MarshalJSON/UnmarshalJSON
 // (the options, the Cholesky factor bit for bit, b, batch accumulators, and
 // every released noisy value), so a restored policy continues identically
-// when its generator is restored too (DESIGN.md rule 5). The state holds raw
+// when its generator is restored too (docs/privacy-model.md rule 5). The state holds raw
 // statistics and is for persistence only, never for release (rule 2).
 //
 // The conformance suite for contextual policies is package
 // linear/lineartest.
+//
+// Documentation: docs/linear.md (every policy here, DP-SVD, the private
+// baselines and their privacy derivations) and docs/tree-based.md §1.9
+// (mt-linucb, mt-lints).
 package linear

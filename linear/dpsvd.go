@@ -15,7 +15,7 @@ import (
 
 // DPSVD builds private item features from a user×item rating matrix: the
 // DP-SVD mechanism of [ADA] §6.3, with the replacement sensitivity of
-// SPEC.md A16. SPEC.md §1.11 "DP-SVD features".
+// docs/reproduction-decisions.md A16. docs/linear.md §1.11 ([ADA]) "DP-SVD features".
 //
 // # Mechanism
 //
@@ -192,7 +192,7 @@ func DPSVDDense(r [][]float64, opts DPSVDOptions) (*DPSVDResult, error) {
 	return DPSVD(m, rows, opts)
 }
 
-// dpsvdSensitivity is Δ₂ = √2/n_users (SPEC.md A16), rounded up.
+// dpsvdSensitivity is Δ₂ = √2/n_users (docs/reproduction-decisions.md A16), rounded up.
 func dpsvdSensitivity(nUsers int) float64 { return roundUpRel(math.Sqrt2 / float64(nUsers)) }
 
 // DPSVDReport states the privacy of DP-SVD with n_users rows, n_items items
@@ -201,7 +201,7 @@ func DPSVDReport(nUsers, nItems int, sigma float64, grid bool) privacy.Report {
 	delta := dpsvdSensitivity(nUsers)
 	r := privacy.Report{
 		Mechanism:    fmt.Sprintf("dp-svd (n_users = %d, n_items = %d, σ = %.6g)", nUsers, nItems, sigma),
-		Neighbouring: "user-level: one user's row of the rating matrix replaced; n_users public (SPEC.md A16)",
+		Neighbouring: "user-level: one user's row of the rating matrix replaced; n_users public (docs/reproduction-decisions.md A16)",
 	}
 	if grid {
 		m := nItems * (nItems + 1) / 2
@@ -226,14 +226,14 @@ func DPSVDReport(nUsers, nItems int, sigma float64, grid bool) privacy.Report {
 		"the released upper triangle has at most the same norm. The symmetric noise is a Gaussian mechanism on it " +
 		"(exactly μ-GDP, Dong, Roth & Su 2022); PSD projection and eigenvectors are post-processing. Paper: [ADA] §6.3, " +
 		"Δ = 1/n_users, i.e. ρ = (1/n_users)²/(2σ²)-zCDP: NOT valid under replacement, where the sensitivity is √2/n_users " +
-		"(SPEC.md A16; 1/n_users is the add/remove value). Feature and reward privacy compose (ρ_f + ρ_r) unless the " +
+		"(docs/reproduction-decisions.md A16; 1/n_users is the add/remove value). Feature and reward privacy compose (ρ_f + ρ_r) unless the " +
 		"people are disjoint."
 	return r
 }
 
 // DPSVDSigma returns the entry noise σ with which DP-SVD on n_users rows
 // meets the target: on the paper basis σ = Δ₂/sqrt(2ρ_BS(ε, δ)) with the
-// corrected Δ₂ = √2/n_users (SPEC.md §1.11: σ_f = Δ/sqrt(2ρ_f)); on the
+// corrected Δ₂ = √2/n_users ([ADA]; docs/linear.md §1.11: σ_f = Δ/sqrt(2ρ_f)); on the
 // certified basis σ = Δ₂/GDPMu(ε, δ) (or Δ₂/μ for a μ-GDP target). With grid
 // the zCDP ρ (BS16 on the paper basis, CKS20 on the certified one) is met
 // including the snapping term.

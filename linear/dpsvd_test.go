@@ -13,7 +13,7 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// TestDPSVDSensitivity checks SPEC.md A16 numerically: for unit-norm rows
+// TestDPSVDSensitivity checks docs/reproduction-decisions.md A16 numerically: for unit-norm rows
 // u, v the released upper triangle of uuᵀ − vvᵀ has L2 norm ≤ √2, and
 // orthogonal rows reach it (so 1/n_users, the paper's value, is too small).
 func TestDPSVDSensitivity(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // Sheffet, "Differentially Private Contextual Linear Bandits", NeurIPS 2018
 // (the Gaussian-noise instantiation of their tree-based LinUCB), as used as
 // a baseline by [ADA] §4.1 ("JDP-LinUCB: tree-based aggregation, depth
-// ⌈log₂T⌉, noise calibrated to joint DP"; SPEC.md §1.12).
+// ⌈log₂T⌉, noise calibrated to joint DP"; docs/linear.md §1.12).
 //
 // # Algorithm
 //
@@ -45,7 +45,7 @@ import (
 // # Calibration
 //
 // Paper (as in HCDM/BanditLib lib/PrivateLinUCB.py, the only public code;
-// shared/research/paper-code.md §A10): σ² = 16·m·L̃⁴·ln(4/δ)²/ε² for
+// docs/linear.md §1.12): σ² = 16·m·L̃⁴·ln(4/δ)²/ε² for
 // (ε, δ)-joint DP. Parameter sigma overrides it (the certified calibration
 // sets sigma so that the certified μ meets the target exactly).
 //
@@ -55,7 +55,7 @@ import (
 // Shariff & Sheffet Def. 2.2): two streams differ in the whole entry of one
 // round τ — its context (candidate features, hence possibly the chosen
 // x_τ) and its reward — and the protected output is the actions of every
-// round except τ. This is not SPEC.md §0's relation: more may change
+// round except τ. This is not docs/privacy-model.md's relation: more may change
 // (contexts), less is protected (a_τ). By the billboard lemma (Hsu et al.
 // 2014), the actions of the other rounds are post-processing of the released
 // tree nodes and of those rounds' own contexts, so it suffices that the
@@ -63,7 +63,7 @@ import (
 //
 // Certified: μ-GDP with μ = √L·L̃²/σ = 2√L/σ. Derivation: the changed leaf
 // moves by D = vvᵀ − wwᵀ, v = [x; r], w = [x′; r′], ‖v‖², ‖w‖² ≤ L̃², and
-// ‖D‖_F² = ‖v‖⁴ + ‖w‖⁴ − 2(v·w)² ≤ 2L̃⁴ (SPEC.md A16's identity). With node
+// ‖D‖_F² = ‖v‖⁴ + ‖w‖⁴ − 2(v·w)² ≤ 2L̃⁴ (docs/reproduction-decisions.md A16's identity). With node
 // standard deviation σ off the diagonal and √2σ on it, the whitened change
 // of one level's node vector is Σ_i D_ii²/(2σ²) + Σ_{i<j} D_ij²/σ² =
 // ‖D‖_F²/(2σ²) ≤ L̃⁴/σ² (dropping never-read entries only lowers it); the
@@ -71,7 +71,7 @@ import (
 // tree, so the released nodes form one Gaussian mechanism with squared
 // sensitivity L·L̃⁴/σ², which is exactly μ-GDP (Dong–Roth–Su 2022) for
 // μ = √L·L̃²/σ, adaptively over rounds (the transcript up to τ fixes every
-// leaf position). Under SPEC.md §0's event-level relation with public
+// leaf position). Under docs/privacy-model.md's event-level relation with public
 // features (only r changes, a_τ unchanged) the whole transcript including
 // a_τ is √(1.5L)/σ-GDP (D has only the u column: Σ x_i²Δr²/σ² ≤ 1/σ² plus
 // the never-read corner); the report states the joint-DP value.
@@ -81,7 +81,7 @@ import (
 // is stated in the derivation only: privacy.Guarantee has no (ε, δ) notion,
 // so Report.Paper is nil.
 //
-// # What could not be recovered, and the suspected bugs (paper-code.md §A10)
+// # What could not be recovered, and the suspected bugs
 //
 // The paper's text beyond the abstract was not retrievable; the calibration
 // and the shift come from BanditLib, whose suspected bugs we handle so:
@@ -329,7 +329,7 @@ func (p *JDPLinUCB) Privacy() privacy.Report { return jdpReport(p.opts) }
 
 // JDPNeighbouring is the neighbouring relation of JDP-LinUCB's report.
 const JDPNeighbouring = "joint DP (Shariff & Sheffet 2018; Kearns et al. 2014): one round's whole entry (context and reward) replaced; " +
-	"protected are the actions of all OTHER rounds (not SPEC.md §0's event-level relation)"
+	"protected are the actions of all OTHER rounds (not docs/privacy-model.md's event-level relation)"
 
 func jdpReport(o JDPLinUCBOptions) privacy.Report {
 	sigma := jdpSigma(o)
@@ -350,18 +350,18 @@ func jdpReport(o JDPLinUCBOptions) privacy.Report {
 		Neighbouring: JDPNeighbouring,
 		Certified:    privacy.Guarantee{Notion: privacy.NotionGDP, Value: roundUpRel(mu)},
 		PaperValid:   true,
-		Derivation: fmt.Sprintf("Shariff & Sheffet 2018 (Gaussian tree-based LinUCB); SPEC.md §1.12; paper-code.md §A10. "+
+		Derivation: fmt.Sprintf("Shariff & Sheffet 2018 (Gaussian tree-based LinUCB); docs/linear.md §1.12. "+
 			"d(d+1)/2 + d Gaussian tree counters (T = %d, L = %d levels): node σ = %g off the diagonal, √2σ on it, as the "+
 			"paper's symmetric (Z+Zᵀ)/√2 noise. Replacing round τ's [x; r] (‖·‖² ≤ L̃² = 2) moves the leaf by D with "+
 			"‖D‖_F² ≤ 2L̃⁴, whose whitened norm per level is ‖D‖_F²/(2σ²) ≤ L̃⁴/σ²; over ≤ L nodes the released nodes are one "+
 			"Gaussian mechanism, μ = √L·L̃²/σ = %g GDP (exact), and the other rounds' actions are post-processing (billboard "+
-			"lemma). Under SPEC.md §0's event-level relation with public features the whole transcript is √(1.5L)/σ = %g GDP. %s",
+			"lemma). Under docs/privacy-model.md's event-level relation with public features the whole transcript is √(1.5L)/σ = %g GDP. %s",
 			o.Horizon, L, sigma, mu, muEv, paper),
 	}
 }
 
 // JDPLinUCBState is the learning state of JDPLinUCB (its JSON form): every
-// tree's kept nodes (exact node sums are raw data, DESIGN.md rule 2) and the
+// tree's kept nodes (exact node sums are raw data, docs/privacy-model.md rule 2) and the
 // Update count; Ṽ is rebuilt from the trees on restore.
 type JDPLinUCBState struct {
 	Gram  []counting.State `json:"gram"`
@@ -414,7 +414,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    name,
 		Summary: "Shariff–Sheffet JDP-LinUCB: Gaussian tree-aggregated (V, u) with the 2Υ regulariser shift; joint DP",
-		Source:  "Shariff & Sheffet, NeurIPS 2018 (Gaussian noise); HCDM/BanditLib calibration (SPEC.md §1.12, paper-code.md §A10)",
+		Source:  "Shariff & Sheffet, NeurIPS 2018 (Gaussian noise); HCDM/BanditLib calibration (docs/linear.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "epsilon", Default: 1, Min: 1e-6, Max: math.Inf(1), Doc: "the paper's ε of (ε, δ)-JDP (sets σ when sigma = 0)"},

@@ -280,12 +280,12 @@ func TestLinTSvsLinUCBSanity(t *testing.T) {
 	}
 }
 
-// TestE12AdaPrivateVsLinTS runs the E12 synthetic problem of SPEC.md
+// TestE12AdaPrivateVsLinTS runs the E12 synthetic problem of docs/reproductions.md
 // (ctxenv synthetic-linear:d=20,pool=100,k=5, logistic rewards), T = 1e4,
 // λ = v = α = 1, B = 300, δ = 1e-5, with 4 paired seeds (environment streams
 // from env.Streams, as the simulator pairs them). AdaPrivate-TS at ε = 5
 // must reach ≥ 90% of LinTS's cumulative reward (the brief's acceptance
-// threshold; SPEC.md E12 targets 98.7 ± 3). The other ratios are logged.
+// threshold; [ADA] §4; docs/reproductions.md E12 targets 98.7 ± 3). The other ratios are logged.
 func TestE12AdaPrivateVsLinTS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("E12 run (~1 s) skipped in -short mode")

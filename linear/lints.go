@@ -13,7 +13,7 @@ import (
 // LinTS is linear Thompson sampling, Agrawal & Goyal, "Thompson Sampling for
 // Contextual Bandits with Linear Payoffs", ICML 2013, Algorithm 1, with the
 // shared ridge model and the posterior N(θ̂, v²A⁻¹) of [ADA] (Riyazat &
-// Ukwatta, AdaPrivate-TS) Eq. 2.9. SPEC.md §1.10.
+// Ukwatta, AdaPrivate-TS) Eq. 2.9. docs/linear.md §1.10 (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013).
 //
 // # Algorithm
 //
@@ -40,7 +40,7 @@ import (
 //
 // None: LinTS reads the raw statistics every round (privacy.NotPrivate).
 // Serving: θ̃ is only compared, never released, so fast Gaussian draws on a
-// strong generator are acceptable (DESIGN.md rule 4).
+// strong generator are acceptable (docs/privacy-model.md rule 4).
 //
 // Complexity (shared): Select O(d² + K·d) with d normal draws, Update O(d²);
 // neither allocates. Not safe for concurrent use. Candidates and x are read,
@@ -150,7 +150,7 @@ func (p *LinTS) UpdateArm(arm int, x []float64, r float64) {
 func (p *LinTS) Privacy() privacy.Report { return lintsReport() }
 
 func lintsReport() privacy.Report {
-	return privacy.NotPrivate("lints", "Linear TS reads the raw reward statistics A, b every round; no privacy guarantee (SPEC.md §1.10).")
+	return privacy.NotPrivate("lints", "Linear TS reads the raw reward statistics A, b every round; no privacy guarantee (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013; docs/linear.md §1.10).")
 }
 
 // State returns a copy of the learning state.
@@ -192,7 +192,7 @@ func init() {
 		Serving: &bandit.Serving{Why: "not private"},
 		Name:    "lints",
 		Summary: "Linear Thompson sampling: θ̃ ~ N(A⁻¹b, v²A⁻¹), shared ridge model (or disjoint per arm); not private",
-		Source:  "Agrawal & Goyal, ICML 2013, Algorithm 1; [ADA] Eq. 2.9 (SPEC.md §1.10)",
+		Source:  "Agrawal & Goyal, ICML 2013, Algorithm 1; [ADA] Eq. 2.9 (docs/linear.md §1.10)",
 		Params: []bandit.Param{
 			paramLambda,
 			{Name: "v", Default: 1, Min: 0, Max: math.Inf(1), Doc: "posterior scale v ≥ 0: θ̃ ~ N(θ̂, v²A⁻¹) ([ADA] grid {0.5, 1, 1.5, 2})"},

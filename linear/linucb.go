@@ -15,7 +15,7 @@ import (
 // Schapire, "A Contextual-Bandit Approach to Personalized News Article
 // Recommendation", WWW 2010 (Algorithm 1 for the disjoint model), with the
 // shared model of [ADA] (Riyazat & Ukwatta, AdaPrivate-TS) §2.1, Eqs. 2.3–2.4.
-// SPEC.md §1.10.
+// docs/linear.md §1.10 (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013).
 //
 // # Algorithm
 //
@@ -249,7 +249,7 @@ func armIndex(policy string, disjoint bool, arm, n int) int {
 func (p *LinUCB) Privacy() privacy.Report { return linucbReport() }
 
 func linucbReport() privacy.Report {
-	return privacy.NotPrivate("linucb", "LinUCB reads the raw reward statistics A, b every round; no privacy guarantee (SPEC.md §1.10).")
+	return privacy.NotPrivate("linucb", "LinUCB reads the raw reward statistics A, b every round; no privacy guarantee (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013; docs/linear.md §1.10).")
 }
 
 // State returns a copy of the learning state.
@@ -297,7 +297,7 @@ func init() {
 		Serving: &bandit.Serving{Why: "not private"},
 		Name:    "linucb",
 		Summary: "LinUCB: argmax xᵀθ̂ + α·sqrt(xᵀA⁻¹x), shared ridge model (or disjoint per arm); not private",
-		Source:  "Li, Chu, Langford & Schapire, WWW 2010, Algorithm 1; [ADA] §2.1 shared model (SPEC.md §1.10)",
+		Source:  "Li, Chu, Langford & Schapire, WWW 2010, Algorithm 1; [ADA] §2.1 shared model (docs/linear.md §1.10)",
 		Params: []bandit.Param{
 			paramLambda,
 			{Name: "alpha", Default: 1, Min: 0, Max: math.Inf(1), Doc: "width multiplier α ≥ 0 ([ADA] grid {0.1, 0.5, 1, 2})"},

@@ -15,7 +15,7 @@ import (
 // MTLinUCB and MTLinTS are the private contextual LinUCB and linear Thompson
 // sampling of Mishra & Thakurta, "(Nearly) Optimal Differentially Private
 // Stochastic Multi-Arm Bandits", UAI 2015, §5.1 (Algorithms 3 and 4 of their
-// Appendix D, which is missing from the available text; SPEC.md §1.9,
+// Appendix D, which is missing from the available text; [MT] §5.1; docs/tree-based.md §1.9,
 // experiment E11).
 //
 // # Algorithm
@@ -36,10 +36,10 @@ import (
 // Gram matrix) and b̃ (the noisy b) and never anything else. Then
 //
 //	Ã = Ŝ + (s + λ)·I,   θ̂ = Ã⁻¹ b̃
-//	mt-linucb:  argmax_a x_aᵀθ̂ + α·sqrt(x_aᵀ Ã⁻¹ x_a)       (the width uses Ã⁻¹; [MT] writes A, SPEC.md §1.9)
+//	mt-linucb:  argmax_a x_aᵀθ̂ + α·sqrt(x_aᵀ Ã⁻¹ x_a)       (the width uses Ã⁻¹; [MT] writes A, docs/tree-based.md §1.9)
 //	mt-lints:   θ̃ = θ̂ + v·L⁻ᵀz, LLᵀ = Ã, z ~ N(0, I);  argmax_a x_aᵀθ̃
 //
-// with λ = 1, α = 1, v = 1 by default (SPEC.md §1.10) and one shared model
+// with λ = 1, α = 1, v = 1 by default (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013; docs/linear.md §1.10) and one shared model
 // (a disjoint per-arm model is the shared model on the disjoint encoding
 // x ⊗ e_a, which the dataset environments of package ctxenv provide).
 //
@@ -65,7 +65,7 @@ import (
 //
 // # Privacy
 //
-// Neighbouring relation ([MT] §5.1, SPEC.md §0): round τ's reward vector and
+// Neighbouring relation ([MT] §5.1, docs/privacy-model.md): round τ's reward vector and
 // its candidate features are replaced (the contexts are private too), and
 // the protected output is the actions of every OTHER round: joint DP
 // (Kearns et al. 2014), as for JDP-LinUCB. Round τ's own action reads round
@@ -75,7 +75,7 @@ import (
 // probability 1). Every later round reads round τ only through the tree
 // counters, whose leaves change from x_τ (and r_τ) to x′_τ (and r′_τ), both
 // of norm ≤ 1; that is what the bound below covers. With PUBLIC candidate
-// sets and only the reward replaced (SPEC.md §0's event-level relation), the
+// sets and only the reward replaced (docs/privacy-model.md's event-level relation), the
 // same mechanism is event-level DP with the same certified ε (conservative:
 // only the b streams change then).
 //
@@ -106,14 +106,14 @@ import (
 // # Not recoverable from the available text (Appendix D is missing)
 //
 //   - Algorithms 3/4 themselves: the handling of a non-PSD noisy A (the
-//     shift above is our choice), the α and v values (SPEC.md §1.10's
+//     shift above is our choice), the α and v values (docs/linear.md §1.10's
 //     defaults), whether the models are per arm or shared (shared; disjoint
 //     through the feature encoding).
 //   - The feedback-delay mechanism of E11: Update may simply be called late
 //     by the runner; nothing here depends on delay.
 //   - Whether b's leaves were r·x (what "aggregated statistic" suggests) and
 //     the tree's level count ([MT] §2.1 uses ⌈log₂T⌉ levels; package
-//     counting uses L = ⌊log₂T⌋+1, the correct count, PRIVACY.md pitfall 9).
+//     counting uses L = ⌊log₂T⌋+1, the correct count, docs/accountant.md pitfall 9).
 //
 // Rounds beyond the horizon T are not inserted (the trees are full): their
 // rewards are never read, and the model stays frozen.
@@ -417,7 +417,7 @@ func (p *MTLinTS) Privacy() privacy.Report { return mtlinReport(p.c.name, p.c.d,
 // mtNeighbouring is [MT]'s relation: contexts are private too, so the
 // guarantee is joint DP (the changed round's own action is not protected).
 const mtNeighbouring = "joint DP with private contexts ([MT] §5.1; Kearns et al. 2014): one round's reward vector and candidate features replaced; " +
-	"protected are the actions of all OTHER rounds. With public candidates and only the reward replaced (SPEC.md §0), the same ε holds event-level"
+	"protected are the actions of all OTHER rounds. With public candidates and only the reward replaced (docs/privacy-model.md), the same ε holds event-level"
 
 func mtlinReport(name string, d int, eps0 float64) privacy.Report {
 	paper, cert := mtValues(d, eps0)
@@ -428,7 +428,7 @@ func mtlinReport(name string, d int, eps0 float64) privacy.Report {
 		Certified:    privacy.Guarantee{Notion: privacy.NotionPure, Value: roundUpRel(cert)},
 		Paper:        &privacy.Guarantee{Notion: privacy.NotionPure, Value: paper},
 		PaperValid:   true,
-		Derivation: fmt.Sprintf("Mishra & Thakurta 2015 §5.1; SPEC.md §1.9. %d Laplace tree counters at ε0 = %g each: d(d+1)/2 = %d "+
+		Derivation: fmt.Sprintf("Mishra & Thakurta 2015 §5.1; docs/tree-based.md §1.9. %d Laplace tree counters at ε0 = %g each: d(d+1)/2 = %d "+
 			"Gram entries (leaves x_i·x_j of the unit-ball-clipped x; Δ = 2 off the diagonal, 1 on it) and d = %d entries of b "+
 			"(leaves r·x_i, Δ = 2). Paper: basic composition, ε = %d·ε0 = %g. Certified: a change c_i of stream i's leaf costs "+
 			"ε0·|c_i|/Δ_i (node scale LΔ_i/ε0, ≤ L nodes), independent streams add, and with ‖x‖, ‖x′‖ ≤ 1, r, r′ ∈ [0, 1] the "+
@@ -441,7 +441,7 @@ func mtlinReport(name string, d int, eps0 float64) privacy.Report {
 
 // MTLinState is the learning state of MTLinUCB and MTLinTS (their JSON
 // form): every tree's kept nodes (the exact node sums are raw data,
-// DESIGN.md rule 2), the shift search's start and result, and the Update
+// docs/privacy-model.md rule 2), the shift search's start and result, and the Update
 // count. Ã is rebuilt from the trees on restore, bit for bit.
 type MTLinState struct {
 	Gram  []counting.State `json:"gram"`
@@ -525,7 +525,7 @@ func mtlinDescriptor(name string, ts bool) bandit.Descriptor {
 	}
 	summary := "Mishra–Thakurta private LinUCB: every Gram and b entry read through a Laplace tree (ε0 per stream), PD shift, UCB on Ã⁻¹"
 	if ts {
-		params = append(params, bandit.Param{Name: "v", Default: 1, Min: 0, Max: math.Inf(1), Doc: "posterior scale v ≥ 0 (SPEC.md §1.10 grid {0.5, 1, 1.5, 2})"})
+		params = append(params, bandit.Param{Name: "v", Default: 1, Min: 0, Max: math.Inf(1), Doc: "posterior scale v ≥ 0 (Li et al., WWW 2010; Agrawal & Goyal, ICML 2013; docs/linear.md §1.10 grid {0.5, 1, 1.5, 2})"})
 		summary = "Mishra–Thakurta private LinTS: every Gram and b entry read through a Laplace tree (ε0 per stream), PD shift, θ̃ ~ N(Ã⁻¹b̃, v²Ã⁻¹)"
 	} else {
 		params = append(params, blParamAlpha)
@@ -533,7 +533,7 @@ func mtlinDescriptor(name string, ts bool) bandit.Descriptor {
 	return bandit.Descriptor{
 		Name:    name,
 		Summary: summary,
-		Source:  "Mishra & Thakurta, UAI 2015, §5.1 (Alg 3/4 of the missing App. D; SPEC.md §1.9)",
+		Source:  "Mishra & Thakurta, UAI 2015, §5.1 (Alg 3/4 of the missing App. D; docs/tree-based.md §1.9)",
 		Private: true,
 		Params:  params,
 		NewContextual: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Contextual, error) {

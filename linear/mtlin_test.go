@@ -14,7 +14,7 @@ import (
 )
 
 // TestBaselineMTLinReport checks [MT] §5.1's composition (d = 6, ε0 = 0.1:
-// 27 streams, ε = 2.7, SPEC.md §1.9 ✔) and the certified tight value
+// 27 streams, ε = 2.7, [MT] §5.1; docs/tree-based.md §1.9 ✔) and the certified tight value
 // ε0·((d−1)/2 + 2 + √d), for the policy and its descriptor.
 func TestBaselineMTLinReport(t *testing.T) {
 	for _, name := range []string{"mt-linucb", "mt-lints"} {

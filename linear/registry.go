@@ -79,7 +79,7 @@ func checkNonNegative(policy, name string, v float64) error {
 
 // mustUnitReward panics unless 0 ≤ r ≤ 1: the Contextual contract makes an
 // out-of-range reward the caller's error, and every privacy statement of this
-// package assumes it (DESIGN.md rule 6). It does not allocate unless it fails.
+// package assumes it (docs/privacy-model.md rule 6). It does not allocate unless it fails.
 func mustUnitReward(policy string, r float64) {
 	if !(r >= 0 && r <= 1) {
 		panic(fmt.Sprintf("linear: %s.Update: reward %v outside [0, 1]", policy, r))
@@ -137,7 +137,7 @@ func clipFactor(x []float64) float64 {
 
 // roundUpRel returns x enlarged by 2⁻⁵⁰ relative (about 4 ulps), so that a
 // privacy parameter computed with a handful of correctly rounded float64
-// operations is never reported below its exact value (DESIGN.md rule 1).
+// operations is never reported below its exact value (docs/privacy-model.md rule 1).
 func roundUpRel(x float64) float64 { return x + x*0x1p-50 }
 
 // intParam converts an integer-valued parameter to int, saturating far
@@ -169,7 +169,7 @@ func allFinite(v []float64) bool {
 // The generator is not part of it: the caller persists and restores the RNG
 // separately (a PCG's MarshalBinary in simulation; the service reseeds its
 // ChaCha8 from crypto/rand). The state holds raw statistics: it is for
-// persistence only and must never be released (DESIGN.md rule 2).
+// persistence only and must never be released (docs/privacy-model.md rule 2).
 type stateEnvelope[S any] struct {
 	Policy  string          `json:"policy"`
 	Options json.RawMessage `json:"options"`

@@ -12,7 +12,7 @@ import (
 // TestAdaPrivateChargesBeforeOutstandingRelease: with B decisions
 // outstanding before any reward arrives, the first release happens inside an
 // Update; the cost must have been charged by a Select before it (Metered
-// contract, PRIVACY.md §2.6 condition (c)).
+// contract, docs/accountant.md §2.6 condition (c)).
 func TestAdaPrivateChargesBeforeOutstandingRelease(t *testing.T) {
 	const d, B = 3, 3
 	p, err := NewAdaPrivate(AdaPrivateOptions{Dim: d, Lambda: 1, V: 1, GammaV: 1, BatchSize: B, Sigma: 2},

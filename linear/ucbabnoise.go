@@ -15,7 +15,7 @@ import (
 // AdaPrivate-TS) Table 4, the first row of the component ablation: LinUCB
 // whose two statistics, the Gram matrix A and the reward-weighted sum b, are
 // both released with Gaussian noise once per batch. The paper names the row
-// and nothing else; SPEC.md §1.11 fixes only "release (s, Σxxᵀ) in one
+// and nothing else; [ADA]; docs/linear.md §1.11 fixes only "release (s, Σxxᵀ) in one
 // Gaussian step with Δ₂ = √2 and symmetric noise on the matrix". The rest —
 // the batching of AdaPrivate, the relation under which the matrix noise
 // buys anything, the corrected sensitivity, the noise layout on the matrix
@@ -68,11 +68,11 @@ import (
 //
 // # Privacy
 //
-// Relation. SPEC.md §0's event-level relation keeps the features public; the
+// Relation. docs/privacy-model.md's event-level relation keeps the features public; the
 // Gram matrix then does not depend on the protected data (one round's
 // reward), its release costs nothing and its noise is pure loss (there the
 // mechanism is the b-release alone, with Δ₂ = 1). Table 4's baseline noises
-// A as if contexts were private (SPEC.md A14 condition 5's exception), so
+// A as if contexts were private (docs/reproduction-decisions.md A14 condition 5's exception), so
 // the certified relation here is the record-level one: one round τ's whole
 // record — its candidate features, hence the played vector x_τ, and its
 // reward r_τ — is replaced. What is protected is the sequence of batch
@@ -81,7 +81,7 @@ import (
 // DP, as in Shariff & Sheffet 2018): round t's action is a function of the
 // releases before its batch and of round t's own candidates only. a_τ itself
 // reads round τ's private candidates and is not protected under this
-// relation. Under SPEC.md §0's relation the same certified μ covers the whole
+// relation. Under docs/privacy-model.md's relation the same certified μ covers the whole
 // transcript (there x_τ is fixed and the joint sensitivity is 1 ≤ 2).
 //
 // Sensitivity. Write the release of batch k, after the invertible linear
@@ -106,7 +106,7 @@ import (
 // x′ = −(sin 15°, cos 15°), r = r′ = 1: ‖v‖² = 3, D diagonal with
 // ‖D‖²_F = 1.5, counted fully), so the diagonal gets √2·σ.
 //
-// SPEC.md's Δ₂ = √2 is the add/remove value (adding a record moves
+// The paper-basis Δ₂ = √2 (docs/linear.md §1.11) is the add/remove value (adding a record moves
 // (s, Σxxᵀ) by (r·x, xxᵀ), of squared norm ≤ 1 + 1) or the matrix part
 // alone (‖xxᵀ − x′x′ᵀ‖_F ≤ √2, A16); under replacement it is exceeded by
 // x′ = −x. It is shown as the paper's value, ρ = (√2)²/(2σ²) = 1/σ²-zCDP,
@@ -115,7 +115,7 @@ import (
 // Composition. Given the releases before batch k, batch k's statistics are
 // a function of batch k's records alone (the batch schedule is fixed,
 // actions inside a batch read only earlier releases and their own round's
-// candidates, there are no secret coins): SPEC.md A14's conditions with
+// candidates, there are no secret coins): docs/reproduction-decisions.md A14's conditions with
 // condition 5 met by noising A. So every release other than the one holding
 // τ has the same conditional law in both worlds, and that one is a Gaussian
 // mechanism with Δ₂ = 2: by f-DP composition the whole sequence of releases
@@ -133,7 +133,7 @@ import (
 // normal draws and one or two Cholesky factorisations). Nothing allocates
 // after construction, releases included (all buffers are preallocated).
 // Simulation noise (floats from the policy's generator): a baseline for
-// comparison, not for the decision service (DESIGN.md rule 4). Not safe for
+// comparison, not for the decision service (docs/privacy-model.md rule 4). Not safe for
 // concurrent use.
 type UCBABNoise struct {
 	opts UCBABNoiseOptions
@@ -438,8 +438,8 @@ func (p *UCBABNoise) UnmarshalJSON(data []byte) error {
 const ucbABNoiseNeighbouring = "record-level, contexts private: one round's record replaced — its candidate features " +
 	"(hence the played vector x_τ, ‖x‖ ≤ 1 after clipping) and its reward in [0, 1]; protected: the batch releases of " +
 	"(Σ r·x, Σ xxᵀ) and, by the billboard lemma, every other round's action (joint DP; a_τ reads round τ's own " +
-	"candidates). Under SPEC.md §0's event-level relation (features public, only the reward changes) the same μ holds " +
-	"for the whole transcript (SPEC.md A14, condition 5's exception met by noising A)"
+	"candidates). Under docs/privacy-model.md's event-level relation (features public, only the reward changes) the same μ holds " +
+	"for the whole transcript (docs/reproduction-decisions.md A14, condition 5's exception met by noising A)"
 
 // ucbABNoiseReport states the privacy of a policy with options o.
 func ucbABNoiseReport(o UCBABNoiseOptions) privacy.Report {
@@ -460,12 +460,12 @@ func ucbABNoiseReport(o UCBABNoiseOptions) privacy.Report {
 			"a = ‖x‖², b = ‖x′‖², c = x·x′ this is ≤ a + b + (a² + b²)/2 + 2|c| − c² ≤ 4 (at a = b = 1, c = −1): " +
 			"Δ₂ = 2, attained by x′ = −x, r = r′ = 1. Given the earlier releases, batch k's statistics depend only on " +
 			"batch k's records (fixed schedule; actions inside a batch read only earlier releases and their own " +
-			"round's candidates; no secret coins; SPEC.md A14 with condition 5 met by noising A), so every other " +
+			"round's candidates; no secret coins; docs/reproduction-decisions.md A14 with condition 5 met by noising A), so every other " +
 			"release has the same conditional law in both worlds and the f-DP composition of the run is G_{2/σ} " +
 			"(Dong, Roth & Su 2022): the maximum over batches, not the sum. The actions are post-processing of the " +
 			"releases and of each round's own candidates (billboard lemma); a trailing partial batch is never " +
 			"released; the positive-definite shift is a function of public parameters and of the released matrix. " +
-			"Paper: SPEC.md §1.11 (the mechanism is unspecified in [ADA] Table 4), Δ₂ = √2, i.e. ρ = 1/σ²-zCDP; NOT " +
+			"Paper: docs/linear.md §1.11 (the mechanism is unspecified in [ADA] Table 4), Δ₂ = √2, i.e. ρ = 1/σ²-zCDP; NOT " +
 			"valid under replacement: √2 is the add/remove sensitivity (‖(r x, xxᵀ)‖² ≤ 2) or that of the matrix part " +
 			"alone (A16), and x′ = −x moves the reward part alone by 2. The noise layout is optimal for this pair: " +
 			"that pair moves only Σ r·x, and less matrix noise than σ off the diagonal gives a larger sensitivity; " +
@@ -572,7 +572,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    ucbABNoiseName,
 		Summary: "UCB + A&b noise ([ADA] Table 4 baseline): batched LinUCB releasing Σr·x and Σxxᵀ (symmetric) with Gaussian noise; certified 2/σ-GDP (contexts private)",
-		Source:  "Riyazat & Ukwatta, AdaPrivate-TS, Table 4 (mechanism unspecified; SPEC.md §1.11, A14)",
+		Source:  "Riyazat & Ukwatta, AdaPrivate-TS, Table 4 (mechanism unspecified; docs/linear.md §1.11; docs/reproduction-decisions.md A14)",
 		Private: true,
 		Params:  ucbABNoiseParams(),
 		NewContextual: func(s bandit.Setting, p bandit.Params, r bandit.Rand) (bandit.Contextual, error) {

@@ -31,9 +31,9 @@ func mustAB(t testing.TB, o UCBABNoiseOptions, seed uint64) *UCBABNoise {
 }
 
 // TestUCBABNoiseReport: the report certifies μ = 2/σ (GDP) under the
-// record-level relation and shows SPEC.md's Δ₂ = √2 (ρ = 1/σ²) as the
+// record-level relation and shows the paper-basis Δ₂ = √2 (ρ = 1/σ²) as the
 // invalid paper value; the descriptor's default σ at (ε = 1, δ = 1e-5) is
-// 2/sqrt(2ρ_BS) = 2 × 4.901 (SPEC.md §1.11's table), the certified basis
+// 2/sqrt(2ρ_BS) = 2 × 4.901 (docs/linear.md §1.11's table), the certified basis
 // gives 2/μ_GDP = 7.461, and each calibrated report meets its target.
 func TestUCBABNoiseReport(t *testing.T) {
 	d, err := Lookup(ucbABNoiseName)
@@ -64,7 +64,7 @@ func TestUCBABNoiseReport(t *testing.T) {
 	if rep.Paper == nil || rep.Paper.Notion != privacy.NotionZCDP || math.Abs(rep.Paper.Value-1/(sigma*sigma)) > 1e-15 || rep.PaperValid {
 		t.Errorf("paper %+v (valid %v), want ρ = (√2)²/(2σ²) = %v marked invalid", rep.Paper, rep.PaperValid, 1/(sigma*sigma))
 	}
-	for _, w := range []string{"record-level", "contexts private", "billboard", "SPEC.md §0"} {
+	for _, w := range []string{"record-level", "contexts private", "billboard", "docs/privacy-model.md"} {
 		if !strings.Contains(rep.Neighbouring, w) {
 			t.Errorf("Neighbouring lacks %q: %s", w, rep.Neighbouring)
 		}
@@ -160,7 +160,7 @@ func abWhitenedDelta(x []float64, r float64, x2 []float64, r2 float64) float64 {
 // (on the sphere, inside it, and near the worst pairs x′ ≈ −x and the 15°
 // pair) and r, r′ ∈ [0, 1] (endpoints and uniform), d = 1..6, and checks
 // that the whitened change never exceeds the certified Δ₂ = 2; that the
-// supremum is attained (x′ = −x, r = r′ = 1 gives 2, above SPEC.md's √2,
+// supremum is attained (x′ = −x, r = r′ = 1 gives 2, above the paper-basis √2,
 // which is therefore marked invalid); and that the alternative layout (the
 // same σ on the diagonal) would have the larger Δ₂ = √4.5.
 func TestUCBABNoiseSensitivity(t *testing.T) {
@@ -230,10 +230,10 @@ func TestUCBABNoiseSensitivity(t *testing.T) {
 	}
 	x := []float64{0.6, -0.8, 0}
 	if v := abWhitenedDelta(x, 1, []float64{-0.6, 0.8, 0}, 1); math.Abs(v-2) > 1e-12 {
-		t.Errorf("x′ = −x, r = r′ = 1: change %v, want exactly 2 (> SPEC.md's √2)", v)
+		t.Errorf("x′ = −x, r = r′ = 1: change %v, want exactly 2 (> the paper-basis √2)", v)
 	}
 	if v := abWhitenedDelta(x, 1, x, 0); math.Abs(v-1) > 1e-12 {
-		t.Errorf("SPEC.md §0 relation (x fixed, reward 1 → 0): change %v, want 1", v)
+		t.Errorf("docs/privacy-model.md relation (x fixed, reward 1 → 0): change %v, want 1", v)
 	}
 	// The equal-σ layout: D is diagonal for this pair and counted in full.
 	a := math.Pi / 12

@@ -15,7 +15,7 @@ import (
 // attributed there to Azize & Basu, "Concentrated Differential Privacy for
 // Bandits" (SaTML 2024, arXiv 2309.00557): θ̂-perturbation with
 // confidence-based episodes ("c_trigger = 2, geometric growth,
-// σ_θ = Δ_θ/√(2ρ)"; SPEC.md §1.12).
+// σ_θ = Δ_θ/√(2ρ)"; docs/linear.md §1.12).
 //
 // # Algorithm (reconstructed)
 //
@@ -33,7 +33,7 @@ import (
 //
 // # Privacy
 //
-// Event-level, features public (SPEC.md §0, A14 condition 5), ρ-zCDP.
+// Event-level, features public (docs/privacy-model.md; docs/reproduction-decisions.md A14 condition 5), ρ-zCDP.
 //
 // θ̂ uses all history, so one reward enters every release after it: the
 // releases compose sequentially, not in parallel. Their number is bounded
@@ -212,7 +212,7 @@ func zcdpEpReport(rho float64, nmax, split int) privacy.Report {
 			"reward to enter one release only, which θ̂ over all history does not satisfy — shown as a wrong reference."
 	}
 	return blZCDPReport("zcdp-episodic", cert, rho, valid, fmt.Sprintf(
-		"[ADA] §4.1 zCDP-Episodic (Azize & Basu 2024); SPEC.md §1.12. Each release θ̃ = A⁻¹b + N(0, σ_ℓ²I), "+
+		"[ADA] §4.1 zCDP-Episodic (Azize & Basu 2024); docs/linear.md §1.12. Each release θ̃ = A⁻¹b + N(0, σ_ℓ²I), "+
 			"σ_ℓ = Δ_ℓ/√(2ρ_ep) with Δ_ℓ = 1/c ≥ ‖A⁻¹‖₂ (c ≤ λ_min(A) certified by a Cholesky test, A public), is ρ_ep = %g zCDP. "+
 			"θ̂ uses all history, so releases compose sequentially; every release multiplies det A by more than 1+c_trigger and "+
 			"det A_T ≤ (λ+T/d)^d, so at most N_max = %d releases happen (the policy stops switching there): certified "+
@@ -220,7 +220,7 @@ func zcdpEpReport(rho float64, nmax, split int) privacy.Report {
 }
 
 // ZCDPEpisodicState is the learning state of ZCDPEpisodic (its JSON form):
-// A and Ā (chol encodings), the raw b (DESIGN.md rule 2), the released θ̃
+// A and Ā (chol encodings), the raw b (docs/privacy-model.md rule 2), the released θ̃
 // (with its noise), the log-determinants, and the counts.
 type ZCDPEpisodicState struct {
 	A         []byte    `json:"a"`
@@ -283,7 +283,7 @@ func init() {
 	d := bandit.Descriptor{
 		Name:    name,
 		Summary: "zCDP-Episodic: θ̂ = A⁻¹b perturbed at determinant-growth episodes, Δ_θ = 1/λ_min(A), ρ split over ≤ N_max releases",
-		Source:  "[ADA] §4.1 (Azize & Basu, SaTML 2024, arXiv 2309.00557); SPEC.md §1.12",
+		Source:  "[ADA] §4.1 (Azize & Basu, SaTML 2024, arXiv 2309.00557); docs/linear.md §1.12",
 		Private: true,
 		Params: blParams(
 			bandit.Param{Name: "trigger", Default: 2, Min: 1e-9, Max: math.Inf(1), Doc: "c_trigger: a new episode when det A grows by more than 1+c ([ADA]: {1, 2, 4})"},

@@ -17,7 +17,7 @@ func TestBaselineZCDPEpisodicReport(t *testing.T) {
 	}
 	d, _ := Lookup("zcdp-episodic")
 	s := bandit.Setting{Dim: 20, K: 5, Horizon: 10000}
-	rho := 0.020820 // ρ_BS16(1, 1e-5), SPEC.md §1.11
+	rho := 0.020820 // ρ_BS16(1, 1e-5), Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11
 	p, _ := d.Complete(nil)
 	rep, err := d.Report(s, p)
 	if err != nil {

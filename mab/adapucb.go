@@ -14,7 +14,7 @@ import (
 // AdaPUCB is AdaP-UCB of Azize & Basu, "When Privacy Meets Partial
 // Information: A Refined Analysis of Differentially Private Bandits",
 // NeurIPS 2022: Algorithm 1 (the generic ε-global-DP framework) with the
-// UCB index of Eq. (7) (SPEC.md §1.12; research/paper-code.md §A8).
+// UCB index of Eq. (7) (docs/pure-dp-epochs.md §1.12).
 //
 // # Algorithm
 //
@@ -35,14 +35,13 @@ import (
 // t_ℓ − 1, play A_ℓ until T_A(t) = 2T_A(t_ℓ − 1)), Lemma 1 (private mean
 // with Lap(1/((j−i)ε)) on disjoint sub-sequences), Eq. (7) with
 // ½N_a(t_ℓ − 1) = the last episode's length n_a, and §5 (α = 3.1). All agree
-// with research/paper-code.md §A8. One reading choice: after the initial
+// with the public implementations. One reading choice: after the initial
 // pull the last "episode" of an arm has length 1 = N_a, not ½N_a; n_a is
 // always the actual number of rewards behind μ̃_a, which is what Lemma 1's
 // noise scale and the index need. The initial single-pull means are noised
-// (the public Nash-regret copy that stores them without noise is a bug,
-// §A8).
+// (the public Nash-regret copy that stores them without noise is a bug).
 //
-// # Privacy (SPEC.md §0, §1.12)
+// # Privacy (docs/privacy-model.md; docs/pure-dp-epochs.md §1.12)
 //
 // ε-DP, event-level; paper ε (Azize & Basu Thm 6/7), certified ε: a changed
 // round τ's observation belongs to exactly one episode of one arm (fixed by
@@ -233,7 +232,7 @@ func adapReport(eps float64, grid bool) privacy.Report {
 }
 
 // MarshalJSON encodes the options and the learning state (not the
-// generator). The running episode's sum is a raw statistic (DESIGN.md
+// generator). The running episode's sum is a raw statistic (docs/privacy-model.md
 // rule 2).
 func (p *AdaPUCB) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[AdaPUCBOptions, adapState]{Options: p.opts, State: p.st})
@@ -304,7 +303,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "adap-ucb",
 		Summary: "AdaP-UCB: UCB with committed doubling episodes and Laplace episode means, ε-DP (comparator)",
-		Source:  "Azize & Basu, NeurIPS 2022, Alg 1 + Eq. 7 (SPEC.md §1.12)",
+		Source:  "Azize & Basu, NeurIPS 2022, Alg 1 + Eq. 7 (docs/pure-dp-epochs.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			pureEpsilonParam,

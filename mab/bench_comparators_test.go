@@ -75,7 +75,7 @@ func BenchmarkComparators(b *testing.B) {
 
 // BenchmarkComparatorsFloor is the reference cost measured beside the
 // comparators (same machine, same load): K NormFloat64 draws and an argmax
-// per round, the floor DESIGN.md uses for Thompson sampling.
+// per round, the floor BENCHMARKS.md uses for Thompson sampling.
 func BenchmarkComparatorsFloor(b *testing.B) {
 	for _, k := range []int{5, 100} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {

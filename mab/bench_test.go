@@ -13,7 +13,7 @@ import (
 
 // Benchmarks of one round (Select + Update) of this package's policies at
 // K = 5 and K = 100, and the floor of Gaussian Thompson sampling: K
-// NormFloat64 draws on PCG plus an argmax (DESIGN.md "Performance"; issue 3
+// NormFloat64 draws on PCG plus an argmax (BENCHMARKS.md; issue 3
 // asks TS-Gaussian to stay within 1.5× of it). Rewards come from a cheap
 // integer hash (Bernoulli with means spread over [0.1, 0.9]) so that the
 // environment costs next to nothing. Results: BENCHMARKS.txt.

@@ -13,7 +13,7 @@ import (
 
 // BetaTS is Beta–Bernoulli Thompson sampling, lecture notes of L. Wang,
 // "Lecture 11: Thompson Sampling, Differential Privacy" ([LEC]) Algorithm 1
-// (Agrawal & Goyal 2012; background in [MT] §4). SPEC.md §1.2.
+// (Agrawal & Goyal 2012; background in [MT] §4). docs/baselines.md §1.2.
 //
 // # Algorithm
 //
@@ -27,7 +27,7 @@ import (
 //
 // # Privacy
 //
-// None (privacy.NotPrivate; SPEC.md §1.2: no DP guarantee exists in the
+// None (privacy.NotPrivate; Agrawal & Goyal 2012; docs/baselines.md §1.2: no DP guarantee exists in the
 // documents). A single draw is not even pure-DP: changing one reward moves
 // Beta(S+1, F+1) to Beta(S+2, F), whose density ratio (F+1)/(S+1)·x/(1−x) is
 // unbounded near x ∈ {0, 1}, and no (ε, δ) analysis of the composed policy is
@@ -106,7 +106,7 @@ func (p *BetaTS) Update(arm int, x float64) {
 func (p *BetaTS) Privacy() privacy.Report { return betaTSReport() }
 
 func betaTSReport() privacy.Report {
-	return privacy.NotPrivate("beta-ts", "No DP guarantee exists in the source documents (SPEC.md §1.2). One changed reward "+
+	return privacy.NotPrivate("beta-ts", "No DP guarantee exists in the source documents (Agrawal & Goyal 2012; docs/baselines.md §1.2). One changed reward "+
 		"moves Beta(S+1,F+1) to Beta(S+2,F), whose density ratio (F+1)/(S+1)·x/(1−x) is unbounded near 0 and 1, so a single "+
 		"draw is not pure-DP, and no (ε,δ) analysis of the policy is given.")
 }
@@ -150,7 +150,7 @@ func init() {
 		Serving: &bandit.Serving{Why: "not private"},
 		Name:    "beta-ts",
 		Summary: "Beta–Bernoulli Thompson sampling, Beta(1,1) prior, Bernoulli coin for rewards in (0,1) (non-private)",
-		Source:  "[LEC] Algorithm 1; Agrawal & Goyal 2012 (SPEC.md §1.2)",
+		Source:  "[LEC] Algorithm 1; Agrawal & Goyal 2012 (docs/baselines.md §1.2)",
 		Private: false,
 		New: func(s bandit.Setting, _ bandit.Params, r bandit.Rand) (bandit.Policy, error) {
 			return NewBetaTS(BetaTSOptions{K: s.K}, r)

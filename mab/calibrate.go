@@ -20,17 +20,17 @@ import (
 //
 //   - Basis "paper" (the default when empty): the source paper's formula is
 //     set equal to the target, as the papers did by hand (M-TS: c(b+1) = T/μ²,
-//     [OU] §5.1; [HU] App E.1). The paper's values used here are valid (SPEC.md
-//     §2 A3, A4, A7 call them loose, not wrong), so a paper-basis calibration
+//     [OU] §5.1; [HU] App E.1). The paper's values used here are valid
+//     (docs/reproduction-decisions.md A3, A4, A7 call them loose, not wrong), so a paper-basis calibration
 //     meets the target with room to spare: its certified value is ≤ target.
 //   - Basis "certified": the project's certified (tight) value equals the
 //     target; the paper's value is then above the target.
 //
 // A target given as (ε, δ) is converted to μ-GDP exactly with privacy.GDPMu
-// (the largest μ whose GDP curve meets (ε, δ); SPEC.md §0), so every
+// (the largest μ whose GDP curve meets (ε, δ); docs/accountant.md §2.1), so every
 // calibration here is done in μ.
 
-// MTSGridB is SPEC.md E1's suggested grid of pre-pull counts b for M-TS at a
+// MTSGridB is docs/reproductions.md E1's suggested grid of pre-pull counts b for M-TS at a
 // fixed budget ([OU] §5.1 only states that the (b, c) pairs satisfy
 // c(b+1) = T/η²; the pairs themselves were in the lost figure legends).
 var MTSGridB = []int{0, 1, 9, 49, 99, 199, 499, 999, 1999, 3999, 4999, 9999, 19999}
@@ -197,7 +197,7 @@ func calibrateMTS(s bandit.Setting, t bandit.Target, p bandit.Params) (bandit.Pa
 }
 
 // MTSGrid returns the (b, c) pairs of M-TS-Gaussian that meet the target for
-// the setting, one per b of SPEC.md E1's grid (MTSGridB), keeping only c ≥
+// the setting, one per b of docs/reproductions.md E1's grid (MTSGridB), keeping only c ≥
 // minC (the regret analysis of [OU] Thm 5 needs c ≥ 1) and bK < T (so that
 // some Thompson rounds remain). On the paper basis c = T/(μ²(b+1)) (c(b+1) =
 // T/η², [OU] §5.1); on the certified basis the tight value equals μ. The
@@ -234,7 +234,7 @@ func MTSGrid(s bandit.Setting, t bandit.Target, minC float64) ([]bandit.Params, 
 	return out, nil
 }
 
-// HuE1C is the M-TS variance multiplier of [HU] App E.1 (SPEC.md A8) that
+// HuE1C is the M-TS variance multiplier of [HU] App E.1 (docs/reproduction-decisions.md A8) that
 // gives M-TS-Gaussian with b pre-pulls the same paper GDP value as
 // DP-TS-UCB(α) at horizon T:
 //
@@ -308,7 +308,7 @@ func calibrateDPTSUCB(s bandit.Setting, t bandit.Target, p bandit.Params) (bandi
 
 // roundUp returns x enlarged by 2⁻⁵⁰ relative (about 4 ulps): a GDP parameter
 // computed with a handful of correctly rounded float64 operations is never
-// reported below its exact value (DESIGN.md rule 1, PRIVACY.md pitfall 2).
+// reported below its exact value (docs/privacy-model.md rule 1, docs/accountant.md pitfall 2).
 func roundUp(x float64) float64 { return x + x*0x1p-50 }
 
 // gdpReport builds a Report whose certified and paper values are GDP μ's.
@@ -329,7 +329,7 @@ func gdpReport(mechanism string, certified, paper float64, paperValid bool, deri
 
 // checkReward panics unless 0 ≤ x ≤ 1: the Policy contract makes an
 // out-of-range reward the caller's error, and every privacy statement of this
-// package assumes it (DESIGN.md rule 6). The check does not allocate unless it
+// package assumes it (docs/privacy-model.md rule 6). The check does not allocate unless it
 // fails.
 func checkReward(policy string, arm, k int, x float64) {
 	if !(x >= 0 && x <= 1) {
@@ -366,7 +366,7 @@ func checkK(policy string, k int) error {
 // generator is not part of it: the caller persists and restores the RNG
 // separately (a PCG's MarshalBinary in simulation; the service reseeds its
 // ChaCha8 from crypto/rand). The state holds raw statistics (reward sums and
-// counts): it is for persistence only and must never be released (DESIGN.md
+// counts): it is for persistence only and must never be released (docs/privacy-model.md
 // rule 2).
 type snapshot[O comparable, S any] struct {
 	Policy  string `json:"policy"`
@@ -411,4 +411,4 @@ func checkStateLen(name string, k int, lens ...int) error {
 
 // servingArgmax is why the Gaussian Thompson samplers may be served: the
 // posterior draws are only compared, never released or kept as releases.
-const servingArgmax = "only the argmax of Gaussian draws is released; fast draws on a CSPRNG are acceptable (DESIGN.md rule 4)"
+const servingArgmax = "only the argmax of Gaussian draws is released; fast draws on a CSPRNG are acceptable (docs/privacy-model.md rule 4)"

@@ -11,7 +11,7 @@ import (
 )
 
 // matchPrinted fails unless got rounds to the printed decimal string want:
-// |got − want| ≤ half a unit in its last printed digit (SPEC.md §3.0:
+// |got − want| ≤ half a unit in its last printed digit (docs/reproductions.md §3.0:
 // "tolerance: relative 1e-3, or the printed digits").
 func matchPrinted(t *testing.T, what string, got float64, want string) {
 	t.Helper()
@@ -29,7 +29,7 @@ func matchPrinted(t *testing.T, what string, got float64, want string) {
 	}
 }
 
-// TestHuE1C checks [HU] App E.1's formula against SPEC.md §3.0's list
+// TestHuE1C checks [HU] App E.1's formula against docs/reproductions.md §3.0's list
 // (T = 1e6, c0 = sqrt(2πe)) to the printed digits, including the two values
 // the paper reports (c = 1.1780 at α = 0, b = 1 and 60.462 at α = 1, b = 2000).
 func TestHuE1C(t *testing.T) {
@@ -70,7 +70,7 @@ func TestHuE1CIsPaperCalibration(t *testing.T) {
 	}
 }
 
-// TestMTSGridE1 checks SPEC.md E1: T = 1e5, K = 5, η ∈ {1, 2, 5}, the b grid
+// TestMTSGridE1 checks docs/reproductions.md E1 ([OU] §5.1): T = 1e5, K = 5, η ∈ {1, 2, 5}, the b grid
 // kept where c ≥ 1 and 5b < T; for η = 5 that leaves b ≤ 3999. Every pair
 // satisfies c(b+1) = T/η² and its paper value meets η; on the certified basis
 // the tight value equals η.
@@ -215,7 +215,7 @@ func TestCalibrateDPTSUCB(t *testing.T) {
 	}
 }
 
-// TestTargetMu checks the (ε, δ) → μ conversion against SPEC.md §3.0:
+// TestTargetMu checks the (ε, δ) → μ conversion against docs/reproductions.md §3.0:
 // 5-GDP is (35.5663, 1e-6)-DP.
 func TestTargetMu(t *testing.T) {
 	mu, basis, err := targetMu(bandit.Target{Epsilon: 35.5663, Delta: 1e-6})

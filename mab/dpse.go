@@ -16,7 +16,7 @@ import (
 // DPSE is DP Successive Elimination, the ε-DP comparator of Sajed & Sheffet,
 // "An Optimal Private Stochastic-MAB Algorithm Based on an Optimal Private
 // Stopping Rule", ICML 2019 (arXiv:1905.09383), Algorithm DP-SE; used as a
-// baseline by Ou et al. App D and Hu et al. App E.2 (SPEC.md §1.12, E4, E9).
+// baseline by Ou et al. App D and Hu et al. App E.2 (docs/pure-dp-epochs.md §1.12; docs/reproductions.md E4, E9).
 //
 // # Algorithm
 //
@@ -31,9 +31,9 @@ import (
 // With h_e = sqrt(ln(8|S|e²/β)/(2R_e)) and c_e = ln(4|S|e²/β)/(R_e·ε), arm a
 // is dropped when max_{b∈S} μ̃_b − μ̃_a > 2(h_e + c_e). Once one arm is left
 // it is pulled forever. β is the failure probability (default 1/T, as Azize
-// & Basu 2022 §5 and research/paper-code.md §A5).
+// & Basu 2022 §5).
 //
-// What was verified (research/paper-code.md §A5): the original PDF was not
+// What was verified: the original PDF was not
 // reachable through the search tool (the stored arXiv pages hold only the
 // abstract). The schedule, the Laplace scale and the elimination widths above
 // are the ones three independent public codes agree on; I read
@@ -41,11 +41,11 @@ import (
 // max(a,b)+1 with a real-valued R_e, compared as r ≥ R_e, i.e. the ceiling
 // above, and Laplace scale 1/(ε·r) with r the integer pull count, as here).
 // Choices where those codes differ: the noise is one independent draw per
-// arm (sayakrc's single shared draw is a bug, §A5); the argmax runs over the
+// arm (sayakrc's single shared draw is a bug); the argmax runs over the
 // surviving arms only (the DP-BAI code's argmax over all arms is a bug); h_e
 // and c_e use the integer R_e.
 //
-// # Privacy (SPEC.md §0 neighbouring relation, §1.12)
+// # Privacy (docs/privacy-model.md, neighbouring relation; docs/pure-dp-epochs.md §1.12)
 //
 // ε-DP, event-level, for the whole action transcript; paper value ε, and
 // the certified value equals it (it is tight for this construction):
@@ -291,7 +291,7 @@ func dpseReport(eps float64, grid bool) privacy.Report {
 
 // MarshalJSON encodes the options and the learning state (not the
 // generator). The epoch sums are raw statistics: persist them only where raw
-// rewards may be kept (DESIGN.md, privacy rule 2).
+// rewards may be kept (docs/privacy-model.md rule 2).
 func (p *DPSE) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[DPSEOptions, dpseState]{Options: p.opts, State: p.st})
 }
@@ -370,7 +370,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "dp-se",
 		Summary: "DP Successive Elimination: epoch means with Laplace noise, ε-DP (comparator)",
-		Source:  "Sajed & Sheffet, ICML 2019, DP-SE (SPEC.md §1.12)",
+		Source:  "Sajed & Sheffet, ICML 2019, DP-SE (docs/pure-dp-epochs.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			pureEpsilonParam,
@@ -429,15 +429,15 @@ func pureReport(name string, paper, certified float64, derivation string) privac
 // pureLapScale is the Laplace scale sens/ε for a pure-ε release, enlarged
 // by 2⁻⁵⁰ (a few ulps, as package counting does) so that float rounding in
 // the division can never leave less noise than the certified ε needs
-// (DESIGN.md rule 1).
+// (docs/privacy-model.md rule 1).
 func pureLapScale(sens, eps float64) float64 { return sens / eps * (1 + 0x1p-50) }
 
 // pureTargetEpsilon is the pure ε of an equal-budget target. A GDP target μ
 // is converted to ε at the target's δ with the exact GDP curve
-// (privacy.GDPEpsilon), as Ou et al. App D did (SPEC.md A6: 1-, 5-, 10-GDP at
+// (privacy.GDPEpsilon), as Ou et al. App D did (docs/reproduction-decisions.md A6: 1-, 5-, 10-GDP at
 // δ = 1e-6 give ε = 4.887, 35.567, 96.718). Handing an (ε, δ) value to a
 // pure-ε algorithm is conservative for the baseline: it then also satisfies
-// (ε, 0)-DP, which is stronger than the target (SPEC.md A6).
+// (ε, 0)-DP, which is stronger than the target (docs/reproduction-decisions.md A6).
 func pureTargetEpsilon(name string, t bandit.Target) (float64, error) {
 	switch {
 	case t.Mu > 0:
@@ -457,7 +457,7 @@ func pureTargetEpsilon(name string, t bandit.Target) (float64, error) {
 
 // pureCalibrate returns the ε parameter meeting the target. certFactor is
 // the ratio of the paper's ε to the certified ε for the same parameter
-// (1 when they coincide; k for private UCB, 2k for private TS, SPEC.md A19):
+// (1 when they coincide; k for private UCB, 2k for private TS, docs/reproduction-decisions.md A19):
 // with BasisCertified the parameter is scaled so that the certified value
 // equals the target, with BasisPaper the paper's value does.
 func pureCalibrate(name string, t bandit.Target, certFactor float64) (bandit.Params, error) {
@@ -621,7 +621,7 @@ func pureGen(r *rand.Rand) *rand.Rand {
 }
 
 // pureCheckReward panics on a reward outside [0, 1]: bandit.Policy's
-// contract, on which every sensitivity bound here rests (DESIGN.md rule 6;
+// contract, on which every sensitivity bound here rests (docs/privacy-model.md rule 6;
 // Update has no error to return, so this is a programmer error).
 func pureCheckReward(x float64) {
 	if !(x >= 0 && x <= 1) {

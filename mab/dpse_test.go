@@ -74,7 +74,7 @@ func pdtWantErr(t *testing.T, err error, frags ...string) {
 
 // pdtSpecs are the comparator policies under test, each with the
 // parameters its regret test uses: the papers' defaults, except Mishra–
-// Thakurta's, which at T = 2e4 are infeasible by design (SPEC.md §1.7–1.8:
+// Thakurta's, which at T = 2e4 are infeasible by design ([MT] Alg 1; docs/tree-based.md §1.7–1.8:
 // the default Γ and phase B exceed T) and run as in [MT] §5's experiments
 // (Chapelle–Li width with a tuned Γ; skipGap with a reduced random-pull
 // count).
@@ -143,7 +143,7 @@ func TestComparatorsRegretEasy(t *testing.T) {
 
 // TestComparatorsReports checks every report against its derivation: pure
 // ε-DP, event-level, paper ε, certified ε (ε/k for mt-ucb, ε/(2k) for mt-ts,
-// SPEC.md A19, and ε/k for mt-ts without phase A), from the descriptor and
+// docs/reproduction-decisions.md A19, and ε/k for mt-ts without phase A), from the descriptor and
 // from a built policy alike.
 func TestComparatorsReports(t *testing.T) {
 	const eps, k = 2.0, 5
@@ -202,7 +202,7 @@ func TestComparatorsReports(t *testing.T) {
 
 // TestComparatorsCalibrate checks equal-budget calibration: a pure target
 // sets ε; a GDP target μ is converted at its δ (1-GDP at δ = 1e-6 is
-// ε = 4.8866, SPEC.md A6); BasisCertified scales Mishra–Thakurta's ε by k
+// ε = 4.8866, docs/reproduction-decisions.md A6); BasisCertified scales Mishra–Thakurta's ε by k
 // (UCB) and 2k (TS; k without phase A) so that the certified value meets
 // the target.
 func TestComparatorsCalibrate(t *testing.T) {
@@ -221,7 +221,7 @@ func TestComparatorsCalibrate(t *testing.T) {
 		}
 		p, err = d.Calibrate(s, bandit.Target{Mu: 1, Delta: 1e-6, Basis: bandit.BasisPaper}, nil)
 		if err != nil || math.Abs(p["epsilon"]-4.88655) > 1e-4 {
-			t.Errorf("%s: 1-GDP at δ=1e-6 → %v, %v; want 4.88655 (SPEC.md A6: 4.8866)", name, p, err)
+			t.Errorf("%s: 1-GDP at δ=1e-6 → %v, %v; want 4.88655 (docs/reproduction-decisions.md A6: 4.8866)", name, p, err)
 		}
 		p, err = d.Calibrate(s, bandit.Target{Epsilon: 0.5, Basis: bandit.BasisCertified}, given)
 		if err != nil || p["epsilon"] != 0.5*f {
@@ -449,7 +449,7 @@ func TestDPSENoiseScale(t *testing.T) {
 
 // TestComparatorsRejectReward checks that a reward outside [0, 1] (or NaN)
 // is refused by every comparator, in every phase: it would break the
-// sensitivity bound behind its guarantee (DESIGN.md rule 6).
+// sensitivity bound behind its guarantee (docs/privacy-model.md rule 6).
 func TestComparatorsRejectReward(t *testing.T) {
 	for _, c := range pdtSpecs {
 		for _, bad := range []float64{1.5, -0.1, math.NaN()} {

@@ -17,9 +17,9 @@ import (
 // DPTS is DP-TS of Hu & Hegde, "Near-optimal Thompson sampling-based
 // algorithms for differentially private stochastic bandits", UAI 2022
 // (PMLR 180:844–852), Algorithm 1: Beta Thompson sampling on an optimistic,
-// clipped private mean that uses every observation (SPEC.md §1.12, E9).
+// clipped private mean that uses every observation ([HU] App E.2; docs/pure-dp-epochs.md §1.12; docs/reproductions.md E9).
 //
-// # Algorithm (research/paper-code.md §A7)
+// # Algorithm
 //
 // The private sum of an arm's n observations x₁..x_n is the hybrid
 // mechanism of Chan, Shi & Song (2011):
@@ -55,7 +55,7 @@ import (
 // a fresh binary mechanism over the whole buffer at every update —
 // re-releasing data, not DP — and uses ε, not ε/2, in both halves).
 //
-// # Privacy (SPEC.md §0, §1.12)
+// # Privacy (docs/privacy-model.md; docs/pure-dp-epochs.md §1.12)
 //
 // ε-DP, event-level, for the whole transcript at any horizon; paper ε (Hu &
 // Hegde Thm 1), certified ε. A changed
@@ -379,7 +379,7 @@ func dptsReport(eps float64, grid bool) privacy.Report {
 
 // MarshalJSON encodes the options and the learning state, including each
 // running chunk's tree (not the generator). Chunk sums and the trees' exact
-// node sums are raw data (DESIGN.md rule 2).
+// node sums are raw data (docs/privacy-model.md rule 2).
 func (p *DPTS) MarshalJSON() ([]byte, error) {
 	j := pureJSON[DPTSOptions, dptsState]{Options: p.opts, State: p.st}
 	j.State.Trees = make([]*counting.State, len(p.st.O))
@@ -478,7 +478,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "dp-ts",
 		Summary: "DP-TS (Hu & Hegde): optimistic Beta TS on a hybrid (logarithmic + tree) private mean, ε-DP (comparator)",
-		Source:  "Hu & Hegde, UAI 2022, Alg 1 (SPEC.md §1.12)",
+		Source:  "Hu & Hegde, UAI 2022, Alg 1 (docs/pure-dp-epochs.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			pureEpsilonParam,

@@ -10,17 +10,17 @@ import (
 	"github.com/dpbandit/dpbandit/privacy"
 )
 
-// DefaultC0 is [HU]'s constant c0 = sqrt(2πe) ≈ 4.1327314 (SPEC.md §1.6).
+// DefaultC0 is [HU]'s constant c0 = sqrt(2πe) ≈ 4.1327314 (docs/dp-ts-ucb.md §1.6).
 var DefaultC0 = math.Sqrt(2 * math.Pi * math.E)
 
 // DPTSUCB is DP-TS-UCB of Hu, Huang, Zhang, Lécuyer & Hegde, "Differentially
 // Private Thompson Sampling meets UCB" (ICML 2025, [HU]), Algorithm 1.
-// SPEC.md §1.6.
+// docs/dp-ts-ucb.md §1.6 ([HU] Alg 1).
 //
 // # Algorithm
 //
 // Inputs α ∈ [0, 1], the horizon T (the algorithm is not anytime; the
-// analysis assumes T > e³) and c0 (default sqrt(2πe); SPEC.md A10 explains
+// analysis assumes T > e³) and c0 (default sqrt(2πe); docs/reproduction-decisions.md A10 explains
 // why it is a parameter). The sampling budget is the real number
 //
 //	φ = c0 · T^{(1−α)/2} · (ln T)^{(3−α)/2}.
@@ -36,7 +36,7 @@ var DefaultC0 = math.Sqrt(2 * math.Pi * math.E)
 // fresh samples; the code counts draws against the integer ⌊φ⌋ instead of
 // carrying the real h (h_i = φ − draws_i).
 //
-// # Privacy (SPEC.md §1.6, §2 A7, A11; E6)
+// # Privacy (docs/dp-ts-ucb.md §1.6; docs/reproduction-decisions.md A7, A11; docs/reproductions.md E6)
 //
 // Paper ([HU] Thm 4.4): η = sqrt(2φ/(ln T)^α) = sqrt(2c0·T^{(1−α)/2}·(ln
 // T)^{1.5(1−α)})-GDP, valid. Certified: sqrt(⌊φ⌋/(ln T)^α)-GDP. Derivation:
@@ -52,7 +52,7 @@ var DefaultC0 = math.Sqrt(2 * math.Pi * math.E)
 //     sqrt(⌊φ⌋/(ln T)^α) for the whole run; the paper composes the UCB phase
 //     "again" (×2) and uses the real φ (A7, A11). Thm 4.6 is not used (A7).
 //
-// NextCost uses per-record accounting (PRIVACY.md §2.6, last bullet): a
+// NextCost uses per-record accounting (docs/accountant.md §2.6, last bullet): a
 // record's loss so far is (draws from its estimate)·η_s², and NextCost² is
 // the increase of the largest such loss that the next round would cause.
 // Summed over a run it equals the final largest per-record loss, ≤ ⌊φ⌋/(ln
@@ -62,7 +62,7 @@ var DefaultC0 = math.Sqrt(2 * math.Pi * math.E)
 // but would count every arm's samples against one record.
 //
 // Complexity: Select O(K), Update O(1), no allocation. Not safe for
-// concurrent use. Serving: the θ's are only compared (DESIGN.md rule 4).
+// concurrent use. Serving: the θ's are only compared (docs/privacy-model.md rule 4).
 type DPTSUCB struct {
 	opts   DPTSUCBOptions
 	r      *rand.Rand
@@ -289,7 +289,7 @@ func dptsucbReport(T int, alpha, c0 float64) privacy.Report {
 		"Certified sqrt(⌊φ⌋/(ln T)^α)-GDP with φ = c0·T^((1−α)/2)·(ln T)^((3−α)/2) = %.6g: each observation enters exactly one "+
 			"estimate (arm-specific doubling epochs; the initial pull's observation too), each of its ≤ ⌊φ⌋ fresh samples is a "+
 			"Gaussian mechanism with GDP 1/sqrt(n (ln T)^α) ≤ (ln T)^(−α/2), and MAX/UCB-phase reuse and the argmax are "+
-			"post-processing (SPEC.md §1.6, A7). Paper: [HU] Thm 4.4, sqrt(2φ/(ln T)^α)-GDP (valid; composes the UCB phase "+
+			"post-processing (docs/dp-ts-ucb.md §1.6; docs/reproduction-decisions.md A7). Paper: [HU] Thm 4.4, sqrt(2φ/(ln T)^α)-GDP (valid; composes the UCB phase "+
 			"again and uses the real φ). Thm 4.6 omits the division by (ln T)^α and is not used (A7).", phi))
 }
 
@@ -310,7 +310,7 @@ func init() {
 		Serving: &bandit.Serving{Why: servingArgmax + "; Select counts the fresh samples the accounting relies on, so decisions are durable", DurableSelect: true},
 		Name:    "dp-ts-ucb",
 		Summary: "DP-TS-UCB: ⌊φ⌋ Gaussian samples per epoch estimate, then their max (UCB phase); sqrt(2φ/(ln T)^α)-GDP (paper)",
-		Source:  "Hu, Huang, Zhang, Lécuyer & Hegde, ICML 2025, Algorithm 1, Thm 4.4 (SPEC.md §1.6)",
+		Source:  "Hu, Huang, Zhang, Lécuyer & Hegde, ICML 2025, Algorithm 1, Thm 4.4 (docs/dp-ts-ucb.md §1.6)",
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "alpha", Default: 1, Min: 0, Max: 1,

@@ -12,7 +12,7 @@ import (
 	"github.com/dpbandit/dpbandit/mab/policytest"
 )
 
-// TestDPTSUCBE6 checks SPEC.md E6: the paper value (Thm 4.4) and the tight
+// TestDPTSUCBE6 checks docs/reproductions.md E6 ([HU] Thm 4.4): the paper value (Thm 4.4) and the tight
 // value [in brackets] for α ∈ {0, .25, .5, .75, 1} and T ∈ {1e4, 1e5, 1e6},
 // to the printed digits, through the descriptor's Report.
 func TestDPTSUCBE6(t *testing.T) {
@@ -50,9 +50,9 @@ func TestDPTSUCBE6(t *testing.T) {
 	}
 }
 
-// TestDPTSUCBPhi checks SPEC.md E6's φ at T = 1e6 and the (ε, δ) values of
+// TestDPTSUCBPhi checks docs/reproductions.md E6's φ at T = 1e6 and the (ε, δ) values of
 // the α = 1 paper guarantee (ε = 15.78 at δ = 1e-5, 17.21 at δ = 1e-6), and
-// that c0 = sqrt(2πe) = 4.13273 (SPEC.md §3.0).
+// that c0 = sqrt(2πe) = 4.13273 (docs/reproductions.md §3.0).
 func TestDPTSUCBPhi(t *testing.T) {
 	matchPrinted(t, "c0", DefaultC0, "4.13273")
 	want := []string{"212220.6", "27179.5", "3480.9", "445.8", "57.10"}
@@ -132,7 +132,7 @@ func TestDPTSUCBMechanics(t *testing.T) {
 }
 
 // TestDPTSUCBTies: in the UCB phase with every MAX = 0 the lowest index wins
-// (SPEC.md §1.6), and an uninitialised estimate never draws.
+// ([HU] Alg 1; docs/dp-ts-ucb.md §1.6), and an uninitialised estimate never draws.
 func TestDPTSUCBTies(t *testing.T) {
 	p, err := NewDPTSUCB(DPTSUCBOptions{K: 4, Horizon: 100, Alpha: 1, C0: DefaultC0}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // Gaussian TS of Agrawal & Goyal (2013, "Further optimal regret bounds for
 // Thompson sampling", AISTATS) without the +1 of their prior. It is the
 // non-private comparator of the issue, kept distinct from ts-gaussian
-// (N(S/(n+1), 1/(n+1)), [OU] Alg 1) so that the two conventions of SPEC.md
-// A1 can be compared.
+// (N(S/(n+1), 1/(n+1)), [OU] Alg 1) so that the two conventions of
+// docs/reproduction-decisions.md A1 can be compared.
 //
 // # Algorithm
 //
@@ -25,7 +25,7 @@ import (
 // one pull per arm in index order). Afterwards draw θ_i ~ N(S_i/n_i, 1/n_i)
 // for every arm and play the argmax (ties to the lowest index).
 //
-// # Privacy (SPEC.md §2 A1)
+// # Privacy (docs/reproduction-decisions.md A1)
 //
 // Certified sqrt(T−K)-GDP for T ≥ K rounds. The general formula of A1 with
 // (κ_m, κ_v) = (0, 0) and c = 1 gives a per-round μ_t = 1/sqrt(n) for the
@@ -37,7 +37,7 @@ import (
 // initialisation and otherwise max over arms of 1/sqrt(n).
 //
 // Complexity: Select O(K), Update O(1), no allocation. Not safe for
-// concurrent use. Serving: the θ's are only compared (DESIGN.md rule 4).
+// concurrent use. Serving: the θ's are only compared (docs/privacy-model.md rule 4).
 type GaussianTS struct {
 	opts   GaussianTSOptions
 	r      *rand.Rand
@@ -122,7 +122,7 @@ func (p *GaussianTS) Update(arm int, x float64) {
 	p.setPost(arm)
 }
 
-// Privacy reports sqrt(max(T, rounds) − K)-GDP (SPEC.md A1).
+// Privacy reports sqrt(max(T, rounds) − K)-GDP (docs/reproduction-decisions.md A1).
 func (p *GaussianTS) Privacy() privacy.Report {
 	return gaussianTSReport(p.opts.K, max(p.opts.Horizon, p.st.Rounds))
 }
@@ -159,10 +159,10 @@ func (p *GaussianTS) UnmarshalJSON(data []byte) error {
 
 func gaussianTSReport(k, T int) privacy.Report {
 	return gdpReport("gaussian-ts", math.Sqrt(float64(max(T-k, 0))), math.Sqrt(float64(T)/2), false,
-		"Certified sqrt(T−K)-GDP: posterior N(S/n, 1/n) is the (0,0) convention of SPEC.md A1, whose per-round GDP "+
+		"Certified sqrt(T−K)-GDP: posterior N(S/n, 1/n) is the (0,0) convention of docs/reproduction-decisions.md A1, whose per-round GDP "+
 			"sqrt(n+κ_v)/((n+κ_m)sqrt(c)) = 1/sqrt(n) is 1 at n = 1; the K initial pulls are data-independent, so T−K rounds "+
 			"compose. Paper value sqrt(T/2) ([OU] Lemma 2/3 with §3's 1/n posterior) is invalid for this convention: "+
-			"it assumes the (1,1) indexing of [OU] Alg 1 (SPEC.md A1).")
+			"it assumes the (1,1) indexing of [OU] Alg 1 (docs/reproduction-decisions.md A1).")
 }
 
 var (
@@ -177,8 +177,8 @@ func init() {
 	register(bandit.Descriptor{
 		Serving: &bandit.Serving{Why: servingArgmax},
 		Name:    "gaussian-ts",
-		Summary: "Gaussian TS, (0,0)-indexed posterior N(S/n, 1/n) after one pull per arm; sqrt(T−K)-GDP by SPEC.md A1",
-		Source:  "Agrawal & Goyal 2013 (Gaussian TS); posterior as described in [HU] and [OU] §3 text (SPEC.md A1)",
+		Summary: "Gaussian TS, (0,0)-indexed posterior N(S/n, 1/n) after one pull per arm; sqrt(T−K)-GDP by docs/reproduction-decisions.md A1",
+		Source:  "Agrawal & Goyal 2013 (Gaussian TS); posterior as described in [HU] and [OU] §3 text (docs/reproduction-decisions.md A1)",
 		Private: true,
 		New: func(s bandit.Setting, _ bandit.Params, r bandit.Rand) (bandit.Policy, error) {
 			return NewGaussianTS(GaussianTSOptions{K: s.K, Horizon: s.Horizon}, r)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestGaussianTSConvention: one pull per arm in index order, then the (0,0)
-// posterior N(S/n, 1/n); report sqrt(T−K) certified (SPEC.md A1) with the
+// posterior N(S/n, 1/n); report sqrt(T−K) certified (docs/reproduction-decisions.md A1) with the
 // paper's sqrt(T/2) marked invalid for this convention.
 func TestGaussianTSConvention(t *testing.T) {
 	const K, T = 4, 3000

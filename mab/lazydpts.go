@@ -14,9 +14,9 @@ import (
 // LazyDPTS is Lazy-DP-TS of Hu & Hegde, "Near-optimal Thompson sampling-based
 // algorithms for differentially private stochastic bandits", UAI 2022
 // (PMLR 180:844–852), Algorithm 2; also in arXiv:2102.07929v3 (Hu, Huang,
-// Mehta & Hegde). A comparator in Hu et al. App E.2 (SPEC.md §1.12, E9).
+// Mehta & Hegde). A comparator in Hu et al. App E.2 (docs/pure-dp-epochs.md §1.12; docs/reproductions.md E9).
 //
-// # Algorithm (research/paper-code.md §A7)
+// # Algorithm
 //
 // The estimator is the one of Anytime-Lazy-UCB ([LazyUCB]): pull each arm
 // once (μ̃_j = x + Lap(1/ε), O_j = 1); afterwards each arm's rewards are
@@ -42,11 +42,11 @@ import (
 // the UAI paper (read through the search tool) gives exactly the offset
 // 3·log t/(ε·O_j), the clipping of μ̃ + offset to [0, 1], the Beta(α̃+1, β̃+1)
 // posterior with α̃ = μ·O, β̃ = (1−μ)·O, one Lap(1/ε) per epoch and epochs of
-// 1, 2, 4, … observations; it agrees with research/paper-code.md §A7. The
+// 1, 2, 4, … observations; it agrees with the public implementations. The
 // paper's text (Alg 2 and §3) confirms all of it and fixes the base of the
 // log (base 2). The constant c is a parameter (default 3).
 //
-// # Privacy (SPEC.md §0, §1.12)
+// # Privacy (docs/privacy-model.md; docs/pure-dp-epochs.md §1.12)
 //
 // ε-DP, event-level; paper ε (Hu & Hegde Thm 3), certified ε: each reward
 // enters exactly one Laplace release (sensitivity 1 on the epoch sum, or the
@@ -190,7 +190,7 @@ func lazyDPTSReport(eps float64, grid bool) privacy.Report {
 }
 
 // MarshalJSON encodes the options and the learning state (not the
-// generator). The epoch buffers are raw statistics (DESIGN.md rule 2).
+// generator). The epoch buffers are raw statistics (docs/privacy-model.md rule 2).
 func (p *LazyDPTS) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[LazyDPTSOptions, lazyArms]{Options: p.opts, State: p.st})
 }
@@ -207,7 +207,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "lazy-dp-ts",
 		Summary: "Lazy-DP-TS: optimistic Beta TS on forgetful Laplace epochs, ε-DP (comparator)",
-		Source:  "Hu & Hegde, UAI 2022, Alg 2 (SPEC.md §1.12)",
+		Source:  "Hu & Hegde, UAI 2022, Alg 2 (docs/pure-dp-epochs.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			pureEpsilonParam,

@@ -16,9 +16,9 @@ import (
 // (v1–v2; v3 is "Near-Optimal Algorithms for Differentially Private Online
 // Learning in a Stochastic Environment" with Hegde), the UCB algorithm with
 // "forgetful" per-arm doubling epochs; a comparator in Ou et al. App D and
-// Hu et al. App E.2 (SPEC.md §1.12, E4, E9).
+// Hu et al. App E.2 ([OU] App D; docs/pure-dp-epochs.md §1.12; docs/reproductions.md E4, E9).
 //
-// # Algorithm (research/paper-code.md §A6)
+// # Algorithm
 //
 // Pull each arm once: μ̃_j = x + Lap(1/ε), O_j = 1, r_j = 0. Then in every
 // round t, pull
@@ -33,7 +33,7 @@ import (
 //
 // What was verified: the skeleton (per-arm doubling epochs 1, 2, 4, …, one
 // Laplace draw per epoch sum, each observation used once, the index
-// re-selected every round) agrees between research/paper-code.md §A6 and the
+// re-selected every round) agrees between the public implementations and the
 // detailed summary of Hu & Hegde (UAI 2022), whose Lazy-DP-TS shares it; the
 // abstract of arXiv:2102.07929 (read through the search tool) confirms
 // "forgetfulness, i.e. decisions are made based on a certain amount of newly
@@ -54,7 +54,7 @@ import (
 // the natural-log variant sqrt(c1·ln t/O) + c2·ln t/(ε·O), the reading this
 // code used before; the choice changes regret only, never privacy.
 //
-// # Privacy (SPEC.md §0, §1.12)
+// # Privacy (docs/privacy-model.md; docs/pure-dp-epochs.md §1.12)
 //
 // ε-DP, event-level, for the whole stream at any horizon; paper ε,
 // certified ε (tight for this construction):
@@ -193,7 +193,7 @@ func lazyUCBReport(eps float64, grid bool) privacy.Report {
 }
 
 // MarshalJSON encodes the options and the learning state (not the
-// generator). The epoch buffers are raw statistics (DESIGN.md rule 2).
+// generator). The epoch buffers are raw statistics (docs/privacy-model.md rule 2).
 func (p *LazyUCB) MarshalJSON() ([]byte, error) {
 	return json.Marshal(pureJSON[LazyUCBOptions, lazyArms]{Options: p.opts, State: p.st})
 }
@@ -210,7 +210,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "anytime-lazy-ucb",
 		Summary: "Anytime-Lazy-UCB: UCB on forgetful doubling epochs with Laplace noise, ε-DP (comparator)",
-		Source:  "Hu, Huang & Mehta, arXiv:2102.07929, Anytime-Lazy-UCB (SPEC.md §1.12)",
+		Source:  "Hu, Huang & Mehta, arXiv:2102.07929, Anytime-Lazy-UCB (docs/pure-dp-epochs.md §1.12)",
 		Private: true,
 		Params: []bandit.Param{
 			pureEpsilonParam,

@@ -12,7 +12,7 @@ import (
 
 // MTSGaussian is Modified Thompson sampling with Gaussian priors, [OU]
 // (Ou, Avella Medina & Cummings, AISTATS 2024) Algorithm 2; "M-TS-G" in
-// [HU]. SPEC.md §1.4.
+// [HU]. docs/gaussian-ts.md §1.4 ([OU] Alg 2).
 //
 // # Algorithm
 //
@@ -23,7 +23,7 @@ import (
 // the lowest index). b = 0, c = 1 is TS-Gaussian. The phase is decided by the
 // number of Select calls, so the schedule is a function of public history.
 //
-// # Privacy (SPEC.md §1.4, §2 A1–A4)
+// # Privacy ([OU] Alg 2; docs/gaussian-ts.md §1.4; docs/reproduction-decisions.md A1–A4)
 //
 // Paper ([OU] Lemma 4 / Thm 4, reading A2): η = sqrt(T/(c(b+1)))-GDP, valid.
 // Certified: η* = sqrt(m/(c·(max(b,1)+1))) with m = T − bK data-reading
@@ -47,7 +47,7 @@ import (
 //     sqrt(m/(2c)). Both the paper's value and η* assume in-order rewards.
 //     NextCost is exact either way (it reads the applied counts).
 //
-// SPEC.md §1.4 states η* with T − bK also at b = 0; the value here is
+// docs/gaussian-ts.md §1.4 ([OU] Alg 2) states η* with T − bK also at b = 0; the value here is
 // smaller by the one data-free round (relative 1/(2T)) and agrees with it to
 // every printed digit. The report is for max(T, rounds played). NextCost is
 // zero during pre-pulls and otherwise max over arms with n ≥ 1 of
@@ -57,7 +57,7 @@ import (
 // basis ([OU] §5.1), c = m/(μ²(max(b,1)+1)) on the certified basis.
 //
 // Complexity: Select O(K) (O(1) in phase 1), Update O(1), no allocation. Not
-// safe for concurrent use. Serving: the θ's are only compared (DESIGN.md
+// safe for concurrent use. Serving: the θ's are only compared (docs/privacy-model.md
 // rule 4).
 type MTSGaussian struct {
 	opts  MTSGaussianOptions
@@ -186,7 +186,7 @@ func mtsLaggedReport(k, T, b int, c float64) privacy.Report {
 		"Rewards arrived late: a Thompson round ran while an arm holding data had fewer than max(b,1) applied rewards, so "+
 			"only n ≥ 1 holds for the arm holding the changed reward. Certified sqrt(m/(2c))-GDP with m = %d data-reading "+
 			"rounds (per round 1/sqrt(c(n+1)) ≤ 1/sqrt(2c)). The paper's sqrt(T/(c(b+1))) assumes the pre-pull rewards are "+
-			"applied first and does not hold here (SPEC.md §1.4, A1, A4).", m))
+			"applied first and does not hold here (Ou et al., AISTATS 2024, Alg 2; docs/gaussian-ts.md §1.4; docs/reproduction-decisions.md A1, A4).", m))
 }
 
 // NextCost is zero for a pre-pull round and max over arms with n ≥ 1 of
@@ -228,7 +228,7 @@ func mtsReport(k, T, b int, c float64) privacy.Report {
 	return gdpReport("mts-gaussian", cert, paper, true, fmt.Sprintf(
 		"Certified sqrt(m/(c(max(b,1)+1)))-GDP with m = %d data-reading rounds (T − bK, and T − 1 when b = 0): each Thompson "+
 			"round is a Gaussian mechanism on the mean of the arm holding the changed reward, sensitivity 1/(n+1), s.d. "+
-			"sqrt(c/(n+1)), n ≥ max(b,1) (SPEC.md §1.4, A1); pre-pull rounds are data-independent (A4). Paper: [OU] Lemma 4 / "+
+			"sqrt(c/(n+1)), n ≥ max(b,1) (docs/gaussian-ts.md §1.4; docs/reproduction-decisions.md A1); pre-pull rounds are data-independent (A4). Paper: [OU] Lemma 4 / "+
 			"Thm 4, sqrt(T/(c(b+1)))-GDP (valid; counts all T rounds and n ≥ b, A2–A4).", mtsTSRounds(k, T, b)))
 }
 
@@ -249,7 +249,7 @@ func init() {
 		Serving: &bandit.Serving{Why: servingArgmax},
 		Name:    "mts-gaussian",
 		Summary: "Modified TS: b round-robin pre-pulls per arm, then N(S/(n+1), c/(n+1)); sqrt(T/(c(b+1)))-GDP (paper)",
-		Source:  "Ou, Avella Medina & Cummings, AISTATS 2024, Algorithm 2, Lemma 4 (SPEC.md §1.4)",
+		Source:  "Ou, Avella Medina & Cummings, AISTATS 2024, Algorithm 2, Lemma 4 (docs/gaussian-ts.md §1.4)",
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "b", Default: 0, Min: 0, Max: math.Inf(1), Integer: true,

@@ -11,8 +11,9 @@ import (
 	"github.com/dpbandit/dpbandit/mab/policytest"
 )
 
-// TestMTSReportSPEC checks M-TS's paper and tight values against SPEC.md
-// §1.4, A9, E7 and §3.0 (Ou et al. Fig. 1), to the printed digits.
+// TestMTSReportSPEC checks M-TS's paper and tight values against
+// docs/gaussian-ts.md §1.4, docs/reproduction-decisions.md A9,
+// docs/reproductions.md E7 and §3.0 (Ou et al. Fig. 1), to the printed digits.
 func TestMTSReportSPEC(t *testing.T) {
 	const T = 1_000_000
 	lt := math.Log(T)
@@ -77,14 +78,14 @@ func TestMTSReportSPEC(t *testing.T) {
 	}
 	// b = 0, c = 1 is TS-Gaussian: the same certified value; the paper values
 	// differ by √2 (Lemma 4 at b = 0 is sqrt(T), 10^2.5 at T = 1e5; Lemma 3
-	// is sqrt(T/2); SPEC.md A3).
+	// is sqrt(T/2); docs/reproduction-decisions.md A3).
 	a, b := mtsReport(5, 12345, 0, 1), tsGaussianReport(12345)
 	if a.Certified.Value != b.Certified.Value || math.Abs(a.Paper.Value-math.Sqrt2*b.Paper.Value) > 1e-12*a.Paper.Value {
 		t.Errorf("M-TS(0, 1) report %v/%v differs from TS-Gaussian %v/%v", a.Certified.Value, a.Paper.Value, b.Certified.Value, b.Paper.Value)
 	}
 }
 
-// TestMTSPrePullE1 checks SPEC.md E1's exact target on the E1 instance
+// TestMTSPrePullE1 checks docs/reproductions.md E1's exact target on the E1 instance
 // (means .75, .625, .5, .375, .25): the pre-pull phase plays arm 0 b times,
 // then arm 1 b times, …, so its pseudo-regret is exactly b·ΣΔ = 1.25b in
 // every run; its realised regret has mean 1.25b and per-run s.d.

@@ -22,8 +22,8 @@ const (
 
 // MTTS is the differentially private Thompson sampling of Mishra &
 // Thakurta, "(Nearly) Optimal Differentially Private Stochastic Multi-Arm
-// Bandits", UAI 2015, Algorithm 2, with the fixes of SPEC.md A20 (SPEC.md
-// §1.8, experiment E10).
+// Bandits", UAI 2015, Algorithm 2, with the fixes of docs/reproduction-decisions.md A20
+// (docs/tree-based.md §1.8, experiment E10).
 //
 // # Algorithm
 //
@@ -49,17 +49,17 @@ const (
 // argmax (ties to the lowest index), insert the reward into tree_a and
 // m_a += 1.
 //
-// Fixes and choices (SPEC.md A20, §1.8): the argmax of line 7 is over μ̂;
+// Fixes and choices ([MT] Alg 2; docs/reproduction-decisions.md A20; docs/tree-based.md §1.8): the argmax of line 7 is over μ̂;
 // m and Γ/Δ̂² get ceilings; the noisy sums are clipped into [0, m_a]; m_a
 // counts only the pulls whose rewards are in the tree (the paper's n_a also
 // counts phase-A pulls, biasing the Beta posterior toward failures); the
 // budget guard ends phase A when the next batch would overrun T. Rewards in
 // [0, 1] are binarised (r̃ ~ Bernoulli(r), the Beta–Bernoulli coin toss of
-// SPEC.md §1.2) before they enter a tree, in phases B and C alike, so the
+// docs/baselines.md §1.2 (Agrawal & Goyal 2012)) before they enter a tree, in phases B and C alike, so the
 // posterior is a true Beta–Bernoulli one; for Bernoulli rewards this is the
 // identity. Phase A uses the raw rewards, as the paper does.
 //
-// Feasibility (SPEC.md §1.8): with k = 5, T = 1e5, ε = 1 the first batch
+// Feasibility ([MT] Alg 2; docs/tree-based.md §1.8): with k = 5, T = 1e5, ε = 1 the first batch
 // alone needs 55,262 rounds and Γ ≈ 2.9·10⁵ > T, and the paper's own
 // experiments skipped phase A and used a smaller, unreported random-pull
 // count. skipGap (with the gap Δ̂ supplied as a public parameter) and
@@ -70,7 +70,7 @@ const (
 // rewards are never read. With K = 1 there is no gap to estimate and phase
 // A is skipped.
 //
-// # Privacy (SPEC.md §1.8, A19)
+// # Privacy ([MT] Alg 2; docs/tree-based.md §1.8; docs/reproduction-decisions.md A19)
 //
 // Paper (Thm 7): ε = ε/2 (phase A) + ε/2 (phases B–C). Certified: ε/(2k).
 //
@@ -79,12 +79,12 @@ const (
 // certified ε/k. The paper's split reserves ε/2 for the gap estimates; when
 // no gap is estimated that half would be left unspent, and a policy run
 // "at ε" would in truth be ε/2-DP even by the paper's own accounting, so an
-// equal-budget comparison (SPEC.md §3 E10 against mt-ucb at the same ε)
+// equal-budget comparison (docs/reproductions.md E10 against mt-ucb at the same ε)
 // would hand it twice the noise for nothing. Only phases B–C read data then,
 // so the second case below is the whole argument, with this ε0.
 //
 // The argument:
-//   - The neighbouring relation changes one round τ* (SPEC.md §0); the arm
+//   - The neighbouring relation changes one round τ* (docs/privacy-model.md); the arm
 //     pulled then, its phase and its batch or leaf are fixed by the releases
 //     before τ*, so they are the same in both worlds.
 //   - If τ* is in phase A, the changed reward enters exactly one batch mean
@@ -275,7 +275,7 @@ func (p *MTTS) startBatch() error {
 	st := &p.st
 	k, T := float64(p.opts.K), float64(p.opts.Horizon)
 	m := mttsBatchM(p.opts, st.Delta)
-	if float64(st.Tau)+k*m > T { // budget guard (SPEC.md §1.8; not in the paper)
+	if float64(st.Tau)+k*m > T { // budget guard (Mishra & Thakurta, UAI 2015, Alg 2; docs/tree-based.md §1.8; not in the paper)
 		st.Guarded = true
 		return p.enterB()
 	}
@@ -477,7 +477,7 @@ func (p *MTTS) NextCost() privacy.Guarantee {
 }
 
 // Privacy reports the certified ε/(2k) (ε/k without phase A) beside the
-// paper's ε (SPEC.md A19).
+// paper's ε (docs/reproduction-decisions.md A19).
 func (p *MTTS) Privacy() privacy.Report {
 	return mttsReport(p.opts.Epsilon, p.opts.K, p.opts.SkipGap, p.opts.Grid)
 }
@@ -506,7 +506,7 @@ func mttsReport(eps float64, k int, skipGap, grid bool) privacy.Report {
 
 // MarshalJSON encodes the options and the learning state, including the
 // trees' kept node values (not the generator). Batch sums and the trees'
-// exact node sums are raw data (DESIGN.md rule 2).
+// exact node sums are raw data (docs/privacy-model.md rule 2).
 func (p *MTTS) MarshalJSON() ([]byte, error) {
 	j := pureJSON[MTTSOptions, mttsState]{Options: p.opts, State: p.st}
 	j.State.Trees = nil
@@ -662,7 +662,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "mt-ts",
 		Summary: "Mishra–Thakurta private TS: gap estimation, random pulls, Beta TS on per-arm Laplace trees",
-		Source:  "Mishra & Thakurta, UAI 2015, Alg 2 with SPEC.md A20 fixes (SPEC.md §1.8)",
+		Source:  "Mishra & Thakurta, UAI 2015, Alg 2 with docs/reproduction-decisions.md A20 fixes (docs/tree-based.md §1.8)",
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "epsilon", Default: 1, Min: pureMinEpsilon, Max: math.Inf(1), Doc: "the paper's ε (certified ε/(2k); ε/k with skipGap, whose trees get phase A's half too)"},

@@ -109,7 +109,7 @@ func TestMTTSGapEstimation(t *testing.T) {
 // TestMTTSGuard checks the budget guard: with the paper's defaults at
 // k = 5, T = 2e4, ε = 1 the first batch (k·m = 47,540 rounds) overruns T, so
 // phase A ends before it starts and phase B takes ⌈Γ⌉ = ⌈192 ln³T⌉ pulls per
-// arm, more than T: the run is all round-robin (SPEC.md §1.8 feasibility).
+// arm, more than T: the run is all round-robin ([MT] Alg 2; docs/tree-based.md §1.8 feasibility).
 func TestMTTSGuard(t *testing.T) {
 	const T = 20000
 	p, _ := NewMTTS(MTTSOptions{K: 5, Horizon: T, Epsilon: 1}, rand.New(rand.NewPCG(1, 1)))

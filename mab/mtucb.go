@@ -14,7 +14,7 @@ import (
 
 // MTUCB is the differentially private UCB of Mishra & Thakurta, "(Nearly)
 // Optimal Differentially Private Stochastic Multi-Arm Bandits", UAI 2015,
-// Algorithm 1 (SPEC.md §1.7, experiment E10).
+// Algorithm 1 ([MT] Alg 1; docs/tree-based.md §1.7, experiment E10).
 //
 // # Algorithm
 //
@@ -34,23 +34,23 @@ import (
 //	Γ = k·ln²T·ln(k·T·ln T/γ)/ε   (Alg 1, line 7)
 //
 // with failure probability γ (default 1/T; the paper gives none) and ln for
-// the unspecified log base (SPEC.md §1.7). The experiments used a tuned Γ
+// the unspecified log base ([MT] Alg 1; docs/tree-based.md §1.7). The experiments used a tuned Γ
 // whose value is not reported: the gamma parameter overrides Γ ("tuned Γ";
 // Γ does not read data, so tuning it by hand costs no privacy, [MT] §5).
 //
 // Departures from the pseudo-code, all post-processing: the noisy sums are
-// clipped into [0, n_a] (SPEC.md; the paper does not clip); the tree has
+// clipped into [0, n_a] (docs/tree-based.md §1.7; the paper does not clip); the tree has
 // L = ⌊log₂T⌋+1 levels with Lap(L/ε0) node noise (package counting,
-// PRIVACY.md pitfall 9), which for T not a power of two is one level fewer
-// than SPEC.md §0's ⌈log₂T⌉+1 and so a little less noise for the same ε0.
+// docs/accountant.md pitfall 9), which for T not a power of two is one level fewer
+// than the ⌈log₂T⌉+1 of the textbook sizing (docs/accountant.md §2.5) and so a little less noise for the same ε0.
 // A pull after the tree is full (beyond the horizon T) is not inserted: its
 // reward is never read.
 //
-// # Privacy (SPEC.md §1.7, A19)
+// # Privacy ([MT] Alg 1; docs/tree-based.md §1.7; docs/reproduction-decisions.md A19)
 //
 // Paper (Thm 3): ε, by basic composition of k trees at ε0 = ε/k.
-// Certified: ε0 = ε/k, by SPEC.md A19. The argument, written out:
-//   - Neighbouring reward streams differ in round τ only (SPEC.md §0), so the
+// Certified: ε0 = ε/k, by docs/reproduction-decisions.md A19. The argument, written out:
+//   - Neighbouring reward streams differ in round τ only (docs/privacy-model.md), so the
 //     observed reward X_τ(a_τ) moves by at most 1. Every decision up to τ is
 //     a function of tree outputs released before τ, so a_τ and n_{a_τ} (hence
 //     the leaf position p = n_{a_τ}+1 in tree a_τ) are the same in both worlds.
@@ -264,7 +264,7 @@ func (p *MTUCB) NextCost() privacy.Guarantee {
 	return p.meter.next(mtucbEps0(p.opts.Epsilon, p.opts.K))
 }
 
-// Privacy reports the certified ε/k beside the paper's ε (SPEC.md A19).
+// Privacy reports the certified ε/k beside the paper's ε (docs/reproduction-decisions.md A19).
 func (p *MTUCB) Privacy() privacy.Report { return mtucbReport(p.opts.Epsilon, p.opts.K, p.opts.Grid) }
 
 func mtucbReport(eps float64, k int, grid bool) privacy.Report {
@@ -281,7 +281,7 @@ func mtucbReport(eps float64, k int, grid bool) privacy.Report {
 
 type mtucbJSON struct {
 	Options MTUCBOptions     `json:"options"`
-	Trees   []counting.State `json:"trees"` // exact node sums are raw data (DESIGN.md rule 2)
+	Trees   []counting.State `json:"trees"` // exact node sums are raw data (docs/privacy-model.md rule 2)
 	N       []int            `json:"n"`
 	Pulls   []int            `json:"pulls"`
 	Steps   int              `json:"steps"`
@@ -300,7 +300,7 @@ func (p *MTUCB) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON restores a state written by MarshalJSON. Nothing is
-// redrawn (DESIGN.md rule 5); the policy keeps its generator, which also
+// redrawn (docs/privacy-model.md rule 5); the policy keeps its generator, which also
 // feeds the restored trees' future nodes. A state that does not fit is
 // refused with an error naming what is wrong, and the policy is unchanged:
 // options other than those the policy was built with (when it was built by
@@ -350,7 +350,7 @@ func init() {
 	register(bandit.Descriptor{
 		Name:    "mt-ucb",
 		Summary: "Mishra–Thakurta private UCB: per-arm Laplace tree counters, index r/n + width + Γ/n",
-		Source:  "Mishra & Thakurta, UAI 2015, Alg 1 (SPEC.md §1.7)",
+		Source:  "Mishra & Thakurta, UAI 2015, Alg 1 (docs/tree-based.md §1.7)",
 		Private: true,
 		Params: []bandit.Param{
 			{Name: "epsilon", Default: 1, Min: pureMinEpsilon, Max: math.Inf(1), Doc: "the paper's ε (each of the k trees gets ε/k; certified ε/k)"},

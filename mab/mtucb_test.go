@@ -30,7 +30,7 @@ func TestMTUCBGamma(t *testing.T) {
 // TestMTUCBTreeNoise checks that the rewards are read through one Laplace
 // tree per arm at ε0 = ε/k: after n leaves of 0.5, the noisy sum of arm 0
 // minus 0.5n has variance 2b²·popcount(n) with b = L/ε0, L = ⌊log₂T⌋+1
-// (PRIVACY.md §2.5). An ε (instead of ε/k) tree would show a variance k² = 4
+// (docs/accountant.md §2.5). An ε (instead of ε/k) tree would show a variance k² = 4
 // times smaller. 2000 runs, tolerance ±15%.
 func TestMTUCBTreeNoise(t *testing.T) {
 	const k, T, n, eps, runs = 2, 1000, 300, 4.0, 2000
@@ -138,7 +138,7 @@ func TestMTUCBFullTree(t *testing.T) {
 }
 
 // TestMTUCBOneLeafPerReward checks the structural fact behind the
-// certified ε/k (SPEC.md A19): every reward is inserted into exactly one
+// certified ε/k (docs/reproduction-decisions.md A19): every reward is inserted into exactly one
 // leaf of exactly one tree, the tree of the arm that was pulled, so the
 // trees' leaf counts are the pull counts and add up to T.
 func TestMTUCBOneLeafPerReward(t *testing.T) {

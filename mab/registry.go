@@ -3,6 +3,12 @@
 // report, calibration to a budget). Every policy reads rewards in [0, 1] and
 // implements bandit.Policy and bandit.Private; Select and Update do not
 // allocate.
+//
+// Documentation, one page per family with the algorithm, parameters,
+// privacy derivation and sources: docs/gaussian-ts.md (ts-gaussian,
+// mts-gaussian, gaussian-ts), docs/dp-ts-ucb.md, docs/pure-dp-epochs.md
+// (dp-se, anytime-lazy-ucb, lazy-dp-ts, dp-ts, adap-ucb), docs/tree-based.md
+// (mt-ucb, mt-ts) and docs/baselines.md (ucb1, beta-ts).
 package mab
 
 import "github.com/dpbandit/dpbandit/bandit"

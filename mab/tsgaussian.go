@@ -13,7 +13,7 @@ import (
 // TSGaussian is Thompson sampling with Gaussian priors, Ou, Avella Medina &
 // Cummings, "Thompson Sampling Itself is Differentially Private", AISTATS
 // 2024 ([OU]), Algorithm 1 (Agrawal & Goyal's Gaussian TS); "TS-G" in [HU].
-// SPEC.md §1.3.
+// docs/gaussian-ts.md §1.3 ([OU] Alg 1).
 //
 // # Algorithm
 //
@@ -22,10 +22,10 @@ import (
 // independently for every arm and plays argmax_i θ_i (ties, of probability
 // zero, to the lowest index); Update adds the reward to S and 1 to n. The
 // paper's recursive mean update equals S/(n+1); storing S and n avoids its
-// drift (SPEC.md §1.3). The posterior mean and s.d. of an arm are cached in
+// drift ([OU] Alg 1; docs/gaussian-ts.md §1.3). The posterior mean and s.d. of an arm are cached in
 // Update, so Select costs K NormFloat64 draws, K multiply-adds and an argmax.
 //
-// # Privacy (SPEC.md §0 neighbouring relation; §1.3; §2 A1, A3)
+// # Privacy (docs/privacy-model.md, neighbouring relation; docs/gaussian-ts.md §1.3; docs/reproduction-decisions.md A1, A3)
 //
 // Certified sqrt((T−1)/2)-GDP for T rounds; paper sqrt(T/2)-GDP ([OU]
 // Lemma 3, Thm 3), valid. Derivation:
@@ -46,7 +46,7 @@ import (
 //
 // Complexity: Select O(K), Update O(1), no allocation. Not safe for
 // concurrent use. Serving: the θ's are only compared, never released, so
-// fast Gaussian draws on a strong generator are acceptable (DESIGN.md rule 4).
+// fast Gaussian draws on a strong generator are acceptable (docs/privacy-model.md rule 4).
 type TSGaussian struct {
 	opts TSGaussianOptions
 	r    *rand.Rand
@@ -225,10 +225,10 @@ func (p *TSGaussian) UnmarshalJSON(data []byte) error {
 func tsGaussianReport(T int) privacy.Report {
 	return gdpReport("ts-gaussian", math.Sqrt(float64(T-1)/2), math.Sqrt(float64(T)/2), true,
 		"Certified sqrt((T−1)/2)-GDP: each round that reads data is a Gaussian mechanism on one arm's mean S/(n+1) "+
-			"with sensitivity 1/(n+1) and noise s.d. 1/sqrt(n+1), n ≥ 1, so μ_t ≤ 1/√2 (SPEC.md §1.3, A1); round 1 reads no data "+
+			"with sensitivity 1/(n+1) and noise s.d. 1/sqrt(n+1), n ≥ 1, so μ_t ≤ 1/√2 (Ou et al., AISTATS 2024, Alg 1; docs/gaussian-ts.md §1.3; docs/reproduction-decisions.md A1); round 1 reads no data "+
 			"and a reward changed at round τ affects only rounds after τ, so at most T−1 rounds compose (GDP composition). "+
 			"Paper: [OU] Lemma 3 / Thm 3, sqrt(T/2)-GDP (valid; composes all T rounds). [OU] §5.1's 10^2.5 at T=1e5 is Lemma 4 "+
-			"with b=0, c=1, looser still (SPEC.md A3).")
+			"with b=0, c=1, looser still (docs/reproduction-decisions.md A3).")
 }
 
 var (
@@ -244,7 +244,7 @@ func init() {
 		Serving: &bandit.Serving{Why: servingArgmax},
 		Name:    "ts-gaussian",
 		Summary: "Thompson sampling with Gaussian priors, N(S/(n+1), 1/(n+1)); DP as-is, sqrt((T−1)/2)-GDP",
-		Source:  "Ou, Avella Medina & Cummings, AISTATS 2024, Algorithm 1, Lemma 3 (SPEC.md §1.3)",
+		Source:  "Ou, Avella Medina & Cummings, AISTATS 2024, Algorithm 1, Lemma 3 (docs/gaussian-ts.md §1.3)",
 		Private: true,
 		New: func(s bandit.Setting, _ bandit.Params, r bandit.Rand) (bandit.Policy, error) {
 			return NewTSGaussian(TSGaussianOptions{K: s.K, Horizon: s.Horizon}, r)

@@ -11,7 +11,7 @@ import (
 
 // TestTSGaussianReport: paper sqrt(T/2) ([OU] Lemma 3) and certified
 // sqrt((T−1)/2); at T = 1e5 the paper's μ = 223.607 gives ε = 25952.668 at
-// δ = 1e-5 and 26061.908 at δ = 1e-6 (PRIVACY.md §3 oracle).
+// δ = 1e-5 and 26061.908 at δ = 1e-6 (docs/accountant.md oracle).
 func TestTSGaussianReport(t *testing.T) {
 	rep := tsGaussianReport(100_000)
 	matchPrinted(t, "paper", rep.Paper.Value, "223.606797749979")

@@ -13,7 +13,7 @@ import (
 // UCB1 is the upper-confidence-bound policy of Auer, Cesa-Bianchi & Fischer,
 // "Finite-time Analysis of the Multiarmed Bandit Problem", Machine Learning
 // 47 (2002), Fig. 1; the non-private comparator of [HU] and [MT] Thm 2.
-// SPEC.md §1.1.
+// docs/baselines.md §1.1 (Auer, Cesa-Bianchi & Fischer 2002).
 //
 // # Algorithm
 //
@@ -25,7 +25,7 @@ import (
 //   - WidthAuer (width=0): w = sqrt(2 ln t / n_a), Auer et al. / [MT] §3;
 //   - WidthChapelleLi (width=1): w = sqrt(max(S_a, 0)·ln t)/n_a + ln t/n_a,
 //     the interval of Chapelle & Li (2011) that [MT] §5 used in its
-//     experiments ("the 1.1 width" of SPEC.md E10).
+//     experiments ("the 1.1 width" of docs/reproductions.md E10 ([MT] Fig 1)).
 //
 // Per-arm factors (1/sqrt(n), sqrt(S)/n, 1/n) are cached in Update, so Select
 // costs one logarithm, one square root and K multiply-adds.
@@ -161,7 +161,7 @@ func (p *UCB1) Privacy() privacy.Report { return ucb1Report() }
 
 func ucb1Report() privacy.Report {
 	return privacy.NotPrivate("ucb1", "UCB1 is deterministic given the rewards: one changed reward can change an arm choice "+
-		"with probability 1, so no DP guarantee holds (SPEC.md §1.1).")
+		"with probability 1, so no DP guarantee holds (Auer, Cesa-Bianchi & Fischer 2002; docs/baselines.md §1.1).")
 }
 
 // State returns a copy of the learning state.
@@ -199,7 +199,7 @@ func init() {
 		Serving: &bandit.Serving{Why: "not private"},
 		Name:    "ucb1",
 		Summary: "UCB1 (non-private); width=1 selects the Chapelle–Li interval used by [MT] §5",
-		Source:  "Auer, Cesa-Bianchi & Fischer 2002, Fig. 1; [MT] §5 width (SPEC.md §1.1)",
+		Source:  "Auer, Cesa-Bianchi & Fischer 2002, Fig. 1; [MT] §5 width (docs/baselines.md §1.1)",
 		Private: false,
 		Params: []bandit.Param{
 			{Name: "width", Default: 0, Min: 0, Max: 1, Integer: true,

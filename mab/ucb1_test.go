@@ -9,7 +9,7 @@ import (
 	"github.com/dpbandit/dpbandit/mab/policytest"
 )
 
-// ucbIndex is SPEC.md §1.1's index, written out independently of the cache.
+// ucbIndex is docs/baselines.md §1.1's index, written out independently of the cache.
 func ucbIndex(w UCB1Width, s float64, n, t int) float64 {
 	lt := math.Log(float64(t))
 	nn := float64(n)

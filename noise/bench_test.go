@@ -18,7 +18,7 @@ var sinkF float64
 var sinkB bool
 var sinkI *big.Int
 
-func BenchmarkNormFloat64PCG(b *testing.B) { // the floor of DESIGN.md's performance targets
+func BenchmarkNormFloat64PCG(b *testing.B) { // the floor of the performance targets in BENCHMARKS.md
 	b.ReportAllocs()
 	r := newPCG(1)
 	for b.Loop() {

@@ -17,7 +17,7 @@ import (
 // BENCHMARKS.txt), no allocation. r is used by one goroutine at a time.
 //
 // Privacy: simulation only; Beta Thompson sampling may use it on a strong
-// generator because only the argmax leaves the system (DESIGN.md, rule 4).
+// generator because only the argmax leaves the system (docs/privacy-model.md rule 4).
 func Beta(r *rand.Rand, a, b float64) float64 {
 	if !(a > 0) || !(b > 0) {
 		panic("noise: Beta needs a > 0 and b > 0")

@@ -34,7 +34,7 @@ import (
 // about the noise (Jin et al. 2022, "Are we there yet? Timing and
 // floating-point attacks on differential privacy systems"). dpbandit releases
 // at batch boundaries, not per request, which decouples response times from
-// noise values (research/go-ecosystem.md §2.3); a caller that releases on
+// noise values; a caller that releases on
 // request must not expose the sampling time.
 //
 // Contract: sigma2 must be > 0, otherwise it panics (programmer error);

@@ -1,5 +1,5 @@
 // Package noise provides the random samplers of dpbandit, in two kinds that
-// must not be confused (DESIGN.md, privacy rule 4; PRIVACY.md §4 pitfall 11).
+// must not be confused (docs/privacy-model.md rule 4; docs/accountant.md pitfall 11).
 //
 // # Simulation samplers
 //
@@ -13,7 +13,7 @@
 // argmax) when r runs on a cryptographically strong generator
 // ([NewSecureSource]); the caller must say why at the call site.
 // [LaplaceNoisyMax] and [GaussianNoisyMax] are that use packaged:
-// Report-Noisy-Max (SPEC.md §1.5), which returns only the index; their
+// Report-Noisy-Max ([OU] App C; docs/accountant.md §1.5), which returns only the index; their
 // guarantees are privacy.LaplaceRNMEpsilon and privacy.GaussianRNMMu.
 //
 // # Serving samplers

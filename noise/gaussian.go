@@ -12,7 +12,7 @@ import "math/rand/v2"
 // Privacy: simulation only. The result is a rounded float, so adding it to a
 // released value is attackable (Mironov 2012); use [GridGaussian] to release.
 // On a strong generator it may drive a decision that only leaves the system
-// through an argmax (DESIGN.md, privacy rule 4).
+// through an argmax (docs/privacy-model.md rule 4).
 func Gaussian(r *rand.Rand, sigma float64) float64 {
 	if !(sigma >= 0) {
 		panic("noise: Gaussian needs sigma >= 0")

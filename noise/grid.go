@@ -18,7 +18,7 @@ import (
 //
 // Why the rounding must be paid for: with m(x) = round(x/g), neighbouring
 // inputs with |x − x′| ≤ Δ give |m(x) − m(x′)| ≤ Δ/g + 1 = (Δ + g)/g, so the
-// integer query m has sensitivity (Δ + g)/g, not Δ/g (PRIVACY.md §4, pitfall
+// integer query m has sensitivity (Δ + g)/g, not Δ/g (docs/accountant.md, pitfall
 // 11: "add the grid step to the sensitivity").
 
 // granularityBits is the 40 of g = 2^⌈log₂(scale/2⁴⁰)⌉: the grid is at most

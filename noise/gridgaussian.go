@@ -37,12 +37,12 @@ type GridGaussianOptions struct {
 //
 // Privacy (ρ-zCDP for |x − x′| ≤ Δ, ρ = (Δ + g)²/(2σ²)). With m = round(x/g),
 // |m − m′| ≤ |x − x′|/g + 1 ≤ (Δ + g)/g (the snapping costs one grid step;
-// PRIVACY.md §4 pitfall 11). CKS20 Theorem 4: adding N_ℤ(0, s²) to an
+// docs/accountant.md pitfall 11). CKS20 Theorem 4: adding N_ℤ(0, s²) to an
 // integer query of sensitivity Δ_ℤ is (Δ_ℤ²/(2s²))-zCDP. With
 // Δ_ℤ = (Δ + g)/g and s = σ/g this gives ((Δ+g)/g)²/(2(σ/g)²) =
 // (Δ + g)²/(2σ²). The float64 conversion is post-processing of m + Z. [Rho]
-// rounds ρ up, so the reported value is never below the true one (DESIGN.md,
-// privacy rule 1). The snapping inflates ρ over the continuous Gaussian's
+// rounds ρ up, so the reported value is never below the true one (docs/privacy-model.md
+// rule 1). The snapping inflates ρ over the continuous Gaussian's
 // Δ²/(2σ²) by the factor (1 + g/Δ)², with g ≤ 2⁻³⁹σ.
 //
 // Cost: about 1–2 µs per release with crypto/rand (BENCHMARKS.txt); the
@@ -141,7 +141,7 @@ func (m *GridGaussian) Snap(x float64) float64 {
 // float64 once. It is [GridGaussian.Rho]-zCDP with respect to any change of
 // x by at most Sensitivity. It panics on a NaN or infinite x (programmer
 // error). Each call draws fresh noise; persist a released value instead of
-// releasing it again (DESIGN.md, rule 5).
+// releasing it again (docs/privacy-model.md rule 5).
 func (m *GridGaussian) Release(x float64) float64 {
 	checkFinite(x)
 	s := exact{bits: m.bits}
@@ -151,7 +151,7 @@ func (m *GridGaussian) Release(x float64) float64 {
 }
 
 // Sample returns the noise alone, g·Z with Z ~ N_ℤ(0, (σ/g)²), for tree
-// nodes whose noise is drawn when the node is created (DESIGN.md, rule 5).
+// nodes whose noise is drawn when the node is created (docs/privacy-model.md rule 5).
 //
 // Privacy: Sample's output is independent of the data. The float64 sum
 // Snap(x) + Sample() is Rho()-zCDP for |x − x′| ≤ Δ except on the event

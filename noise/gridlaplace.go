@@ -43,7 +43,7 @@ type GridLaplaceOptions struct {
 // e^{(|j−m′| − |j−m|)/t} ≤ e^{|m−m′|/t} ≤ e^{((Δ+g)/g)/t} = e^{ε}. The
 // float64 conversion is a function of the integer m + Z alone, so it is
 // post-processing. The guarantee is exactly ε: no rounding of ε happens
-// anywhere. (PRIVACY.md §4 pitfall 11; Mironov 2012 for the snapping
+// anywhere. (docs/accountant.md pitfall 11; Mironov 2012 for the snapping
 // argument; the integer step is the geometric mechanism of Ghosh,
 // Roughgarden & Sundararajan 2009.)
 //
@@ -138,7 +138,7 @@ func (m *GridLaplace) Snap(x float64) float64 {
 // (programmer error: such an x has no sensitivity bound).
 //
 // Each call draws fresh noise: releasing the same statistic twice costs 2ε.
-// Persist a released value instead of releasing it again (DESIGN.md, rule 5).
+// Persist a released value instead of releasing it again (docs/privacy-model.md rule 5).
 func (m *GridLaplace) Release(x float64) float64 {
 	checkFinite(x)
 	s := exact{bits: m.bits}
@@ -149,7 +149,7 @@ func (m *GridLaplace) Release(x float64) float64 {
 
 // Sample returns the noise alone, g·Z with Z ~ DLap(t), for callers that
 // draw a tree node's noise when the node is created and add the node's value
-// later (DESIGN.md, rule 5).
+// later (docs/privacy-model.md rule 5).
 //
 // Privacy: Sample's output is independent of the data. The sum
 // Snap(x) + Sample(), computed in float64, is ε-DP for |x − x′| ≤ Δ, like

@@ -7,8 +7,8 @@ import (
 
 // Laplace returns a draw from the Laplace distribution with mean 0 and scale b
 // (density exp(−|x|/b)/(2b), variance 2b²) for simulation, by inversion of
-// the CDF as the papers in SPEC.md specify ("Lap(Δ₁/ε). Sample by inverse
-// CDF"): F⁻¹(p) = −b·sgn(p−½)·ln(1−2|p−½|). With W = 1−2|p−½| uniform on
+// the CDF as docs/accountant.md §2.2 specifies (Lap(Δ₁/ε), sampled by inverse
+// CDF): F⁻¹(p) = −b·sgn(p−½)·ln(1−2|p−½|). With W = 1−2|p−½| uniform on
 // (0, 1] and an independent fair sign, this is ±b·(−ln W); Laplace draws one
 // 64-bit word, takes the sign from its lowest bit and W = (k+½)/2⁵² from its
 // top 52 bits (exact in float64, never 0, symmetric about ½).

@@ -3,14 +3,14 @@ package noise
 import "math/rand/v2"
 
 // LaplaceNoisyMax returns argmax_i f[i] + Lap(b), ties to the lowest index:
-// Laplace Report-Noisy-Max (SPEC.md §1.5). Its guarantee is
+// Laplace Report-Noisy-Max ([OU] App C; docs/accountant.md §1.5). Its guarantee is
 // privacy.LaplaceRNMEpsilon: s/b when a neighbour moves one score by at most
 // s, 2s/b when it may move all of them.
 //
 // Contract: len(f) ≥ 1 and b ≥ 0 (a negative or NaN b panics, as in
 // [Laplace]). Cost: len(f) Laplace draws, no allocation.
 //
-// Privacy: only the index may leave the system (DESIGN.md, privacy rule 4):
+// Privacy: only the index may leave the system (docs/privacy-model.md rule 4):
 // the noisy scores are floating-point and must not be released. Serve it on a
 // strong generator (NewSecureSource).
 func LaplaceNoisyMax(r *rand.Rand, f []float64, b float64) int {
@@ -24,7 +24,7 @@ func LaplaceNoisyMax(r *rand.Rand, f []float64, b float64) int {
 }
 
 // GaussianNoisyMax returns argmax_i f[i] + N(0, sigma[i]²), ties to the
-// lowest index: heterogeneous Gaussian Report-Noisy-Max (SPEC.md §1.5), one
+// lowest index: heterogeneous Gaussian Report-Noisy-Max ([OU] App C; docs/accountant.md §1.5), one
 // round of Gaussian Thompson sampling when f are the posterior means and
 // sigma the posterior standard deviations. Its guarantee is
 // privacy.GaussianRNMMu: max_i s_i/σ_i-GDP when a neighbour moves one score.

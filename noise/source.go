@@ -7,7 +7,7 @@ import (
 )
 
 // NewSecureSource returns a ChaCha8 generator seeded with 32 bytes from
-// crypto/rand, for the serving path (DESIGN.md, privacy rule 4).
+// crypto/rand, for the serving path (docs/privacy-model.md rule 4).
 //
 // Why the seed matters: every differential-privacy guarantee is a statement
 // about the distribution of the noise given everything the adversary knows.
@@ -21,7 +21,7 @@ import (
 //
 // Concurrency: the returned *rand.ChaCha8 is not safe for concurrent use; give
 // each goroutine its own, or guard it. It is 5–8× cheaper per word than
-// crypto/rand (research/go-ecosystem.md §2.2, BENCHMARKS.txt), so use it for the many draws of
+// crypto/rand (noise/BENCHMARKS.txt), so use it for the many draws of
 // Thompson sampling on the serving path; the release mechanisms default to
 // [CryptoSource], which needs no lock.
 func NewSecureSource() *rand.ChaCha8 {

@@ -9,7 +9,7 @@ import (
 
 // TestBS16RoundedSafe checks that the BS16 closed forms land on the safe
 // side of the mpmath oracle (T4), not merely within 1e-12 of it: ε at or
-// above it, ρ at or below it (PRIVACY.md pitfall 2). An independent review
+// above it, ρ at or below it (docs/accountant.md pitfall 2). An independent review
 // found them evaluated without a rounding allowance.
 func TestBS16RoundedSafe(t *testing.T) {
 	raw, err := os.ReadFile("testdata/oracles.json")

@@ -7,9 +7,9 @@ import (
 )
 
 // Noise calibration: the smallest Gaussian noise for a target (ε, δ).
-// PRIVACY.md §2.1 (analytic Gaussian), §2.4 (zCDP), §2.2–2.3 (subsampled
+// docs/accountant.md §2.1 (analytic Gaussian), §2.4 (zCDP), §2.2–2.3 (subsampled
 // Gaussian). Every σ returned is rounded up, so the mechanism it defines
-// meets the target exactly or with room to spare (DESIGN.md rule 1).
+// meets the target exactly or with room to spare (docs/privacy-model.md rule 1).
 
 // GaussianSigmaGDP returns the smallest noise standard deviation σ with which
 // the Gaussian mechanism on a query of L2 sensitivity Δ is (ε, δ)-DP, and the
@@ -70,7 +70,7 @@ func GaussianSigmaZCDP(eps, delta, sensitivity float64) (sigma, rho float64, met
 // GaussianSigmaClassic returns the classical calibration
 // σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1), rounded up. It is
 // valid only for ε < 1 and returns an error otherwise; even there it adds
-// 30–60% more noise than GaussianSigmaGDP (PRIVACY.md T3, pitfall 5). It is
+// 30–60% more noise than GaussianSigmaGDP (docs/accountant.md T3, pitfall 5). It is
 // provided to reproduce papers that use it, not to calibrate.
 func GaussianSigmaClassic(eps, delta, sensitivity float64) (float64, error) {
 	if err := checkSensitivity(sensitivity); err != nil {
@@ -136,7 +136,7 @@ type SGMOptions struct {
 	// Orders is the grid of Rényi orders (DefaultOrders when nil).
 	Orders []float64
 	// Method is "" for the better of the two conversions (the default),
-	// MethodClassic for Mironov's Prop 3 only (as in SPEC.md §1.11 σ_amp), or
+	// MethodClassic for Mironov's Prop 3 only (as in docs/linear.md §1.11 ([ADA]) σ_amp), or
 	// MethodImproved for Balle et al. 2020 Thm 21 only.
 	Method string
 }

@@ -12,7 +12,7 @@ import (
 // with scale 2^fixedBits and rounded once, in the safe direction. The filters
 // use this to refuse exactly the first step that would exceed their budget,
 // and the composition functions to round the composed parameter up
-// (PRIVACY.md pitfall 2, DESIGN.md rule 1). Integer additions keep a Spend at
+// (docs/accountant.md pitfall 2, docs/privacy-model.md rule 1). Integer additions keep a Spend at
 // well under a microsecond (big.Rat would normalise by a GCD every time).
 
 // fixedBits is the fixed-point scale: x·2^fixedBits is an integer for every

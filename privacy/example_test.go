@@ -57,7 +57,7 @@ func ExampleSubsampledGaussianEpsilon() {
 	// Output: ε = 1.7253 at α = 9 (rdp-bbghs20, at edge: false)
 }
 
-// The smallest noise multiplier for a target, and the σ_amp of SPEC.md §1.11
+// The smallest noise multiplier for a target, and the σ_amp of docs/linear.md §1.11 ([ADA])
 // (one step, orders {2..6, 8, 16, 32, 64}, classic conversion).
 func ExampleSubsampledGaussianSigma() {
 	sigma, _, _ := privacy.SubsampledGaussianSigma(0.01, 1000, 1, 1e-5, nil)

@@ -9,7 +9,7 @@ import (
 )
 
 // Privacy filters: fully adaptive composition with a budget fixed up front
-// (PRIVACY.md §2.6; DESIGN.md rule 3).
+// (docs/accountant.md §2.6; docs/privacy-model.md rule 3).
 //
 // At step n the caller picks a mechanism and its parameter xₙ from the
 // released history only (never from raw data). The filter runs the step only
@@ -35,7 +35,7 @@ import (
 //
 // A Filter is not safe for concurrent use; the caller serialises Spend. Its
 // state serialises to JSON (MarshalJSON) so a service can persist it and
-// restore it after a restart (DESIGN.md rule 5).
+// restore it after a restart (docs/privacy-model.md rule 5).
 
 // ErrBudgetExceeded is wrapped by every *BudgetExceededError.
 var ErrBudgetExceeded = errors.New("privacy budget exceeded")
@@ -219,8 +219,8 @@ func (f *Filter) Exhausted() bool { return f.Remaining() == 0 }
 // filter's notion (Value = Spent()). It is a certified guarantee of the steps
 // so far when their parameters were fixed in advance; when they were chosen
 // adaptively, a running total is an odometer reading, and the certified
-// guarantee of the interaction is the budget (BudgetGuarantee; PRIVACY.md
-// §2.6, DESIGN.md rule 3).
+// guarantee of the interaction is the budget (BudgetGuarantee; docs/accountant.md
+// §2.6, docs/privacy-model.md rule 3).
 func (f *Filter) Guarantee() Guarantee { return Guarantee{Notion: f.notion, Value: f.Spent()} }
 
 // BudgetGuarantee returns the guarantee the filter certifies for the whole

@@ -7,7 +7,7 @@ import (
 )
 
 // Gaussian differential privacy (Dong, Roth & Su 2022, JRSSB, Cor 2.13;
-// Balle & Wang 2018, Thm 8). PRIVACY.md §2.1, SPEC.md §0.
+// Balle & Wang 2018, Thm 8). docs/accountant.md §2.1.
 //
 // A mechanism is μ-GDP iff it is (ε, δ_μ(ε))-DP for every ε ≥ 0, with
 //
@@ -16,7 +16,7 @@ import (
 // This conversion is exact, so it is the only one used for GDP. It is
 // evaluated in log space: with a = μ/2 − ε/μ and b = −μ/2 − ε/μ, the identity
 // e^ε φ(b) = φ(a) gives δ = Φ(a)·(1 − r) with r = M(−b)/M(−a), where M is the
-// Mills ratio, so e^ε is never formed (PRIVACY.md §2.1, pitfall 1).
+// Mills ratio, so e^ε is never formed (docs/accountant.md §2.1, pitfall 1).
 
 // LogGDPDelta returns ln δ_μ(ε), never below the exact value. It returns −Inf
 // when δ is exactly zero (μ = 0, or ε = +Inf) and is finite for every finite
@@ -170,7 +170,7 @@ const maxSearchSteps = 2200
 // root of ln δ_μ(ε) − ln δ is found by safeguarded Newton steps from the
 // BS16 bound (solveValid), and only a point where δ_μ(ε) ≤ δ has been
 // verified is returned, so the reported ε is never below the true one
-// (PRIVACY.md pitfall 2). Accuracy: about 1e-15 relative. Cost: typically
+// (docs/accountant.md pitfall 2). Accuracy: about 1e-15 relative. Cost: typically
 // 5–10 evaluations of ln δ_μ (a few µs); the searches are bounded (at most
 // maxSearchSteps doublings and 400 solver steps, a few ms).
 //
@@ -232,7 +232,7 @@ func gdpEpsilon(mu, delta float64) float64 {
 // meets a target (ε, δ). δ_μ(ε) increases in μ; the root is found by a
 // safeguarded Newton iteration that keeps a bracket, and a point where
 // δ_μ(ε) ≤ δ has been verified is returned, so the certified μ is never above
-// the true one (rounded down, PRIVACY.md pitfall 2). For a Gaussian mechanism
+// the true one (rounded down, docs/accountant.md pitfall 2). For a Gaussian mechanism
 // with L2 sensitivity Δ the analytic-Gaussian noise scale (Balle & Wang 2018,
 // Alg 1) is σ = Δ/GDPMu(ε, δ); see GaussianSigmaGDP.
 //
@@ -302,7 +302,7 @@ func GDPMu(eps, delta float64) (float64, error) {
 // GDPCompose returns √(Σ μᵢ²), the exact composition of Gaussian mechanisms
 // (Dong, Roth & Su 2022, Cor 3.3). It holds under adaptive composition and,
 // with a budget fixed up front, under fully adaptive composition (Smith &
-// Thakurta 2022; PRIVACY.md §2.6, theorem 3).
+// Thakurta 2022; docs/accountant.md §2.6, theorem 3).
 //
 // The sum of squares is formed exactly and the square root is rounded up, so
 // the composed μ is never below the exact value for the μᵢ given.
@@ -324,7 +324,7 @@ func GDPCompose(mus ...float64) (float64, error) {
 	return fixedSqrtUp(s), nil
 }
 
-// GDPToZCDP returns ρ = μ²/2: μ-GDP implies (μ²/2)-zCDP (PRIVACY.md §2.1). The
+// GDPToZCDP returns ρ = μ²/2: μ-GDP implies (μ²/2)-zCDP (docs/accountant.md §2.1). The
 // converse does not hold.
 func GDPToZCDP(mu float64) (float64, error) {
 	if err := checkMu(mu); err != nil {

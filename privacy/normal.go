@@ -3,7 +3,7 @@ package privacy
 import "math"
 
 // Log-space standard normal functions used by every Gaussian conversion.
-// They follow PRIVACY.md §2.1 ("Robust log-space evaluation") so that the GDP
+// They follow docs/accountant.md §2.1 ("Robust log-space evaluation") so that the GDP
 // curve can be evaluated at μ = 651, ε = 2·10⁵ or δ = 1e-300 without overflow
 // or underflow.
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The oracles of PRIVACY.md §3 (T1–T9) and SPEC.md §3.0/§1.11, computed by
+// The oracles of docs/accountant.md (T1–T9) and docs/reproductions.md §3.0; docs/linear.md §1.11 ([ADA]), computed by
 // testdata/oracles.py with mpmath at 60 digits and committed as
 // testdata/oracles.json. Tolerances (issue 2): closed forms 1e-12 relative;
 // root finding and optimisation over orders 1e-9. Every quantity that is a
@@ -470,7 +470,7 @@ func TestOracleT7LaplaceAndPure(t *testing.T) {
 }
 
 // T8 and T9 belong to the counting package; here only the committed oracle
-// file is checked against the exact values PRIVACY.md states.
+// file is checked against the exact values docs/accountant.md T8, T9 state.
 func TestOracleT8T9Present(t *testing.T) {
 	o := oracles(t)
 	if o.T8["levels"] != 21 || o.T8["max_popcount"] != 20 || o.T8["laplace_prefix_var_max_eps1"] != 17640 {

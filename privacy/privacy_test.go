@@ -10,7 +10,7 @@ import (
 
 func TestGDPStressCases(t *testing.T) {
 	// No overflow at μ = 651 or ε = 2e5, no underflow at δ = 1e-300
-	// (PRIVACY.md §2.1); values are in T2.
+	// (docs/accountant.md §2.1); values are in T2.
 	for _, c := range []struct{ mu, delta float64 }{{651, 1e-5}, {1, 1e-300}, {40, 1e-5}, {1e3, 1e-300}, {1e-3, 1e-300}} {
 		e, err := GDPEpsilon(c.mu, c.delta)
 		if err != nil || !(e > 0) || math.IsInf(e, 0) {

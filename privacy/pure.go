@@ -6,13 +6,13 @@ import (
 	"math/big"
 )
 
-// Pure ε-differential privacy (δ = 0). PRIVACY.md §2.2, SPEC.md §0.
+// Pure ε-differential privacy (δ = 0). docs/accountant.md §2.2.
 //
 // The Laplace mechanism adds Lap(b) noise to a query with L1 sensitivity Δ
 // and is (Δ/b)-DP (Dwork, McSherry, Nissim & Smith 2006). Mechanisms run in
 // sequence add their ε's (basic composition); with a budget fixed up front
 // this holds under fully adaptive composition too (Rogers, Roth, Ullman &
-// Vadhan 2016; PRIVACY.md §2.6, theorem 1; see NewPureFilter). For RDP
+// Vadhan 2016; docs/accountant.md §2.6, theorem 1; see NewPureFilter). For RDP
 // accounting of pure mechanisms see LaplaceRDP and PureRDP.
 
 // LaplaceEpsilon returns ε = Δ/b for the Laplace mechanism with L1

@@ -6,7 +6,7 @@ import (
 )
 
 // Rényi differential privacy of the basic mechanisms (Mironov 2017).
-// PRIVACY.md §2.2, SPEC.md §0.
+// docs/accountant.md §2.2.
 //
 // A mechanism is (α, ε)-RDP when D_α(M(x)‖M(x')) ≤ ε for neighbouring x, x'.
 // Curves of mechanisms run in sequence add order by order (RDPCurve.Compose);
@@ -21,7 +21,7 @@ import (
 // DefaultOrders returns the default grid of Rényi orders: the integers 2..64
 // and 128, 256, 512, 1024. Integer orders are exact for the subsampled
 // Gaussian. Heavy composition (ε in the hundreds) wants orders near 1 too: use
-// FractionalOrders then (PRIVACY.md pitfall 3). A fresh slice is returned.
+// FractionalOrders then (docs/accountant.md pitfall 3). A fresh slice is returned.
 func DefaultOrders() []float64 {
 	o := make([]float64, 0, 67)
 	for a := 2; a <= 64; a++ {
@@ -31,8 +31,8 @@ func DefaultOrders() []float64 {
 }
 
 // FractionalOrders returns dp_accounting's DEFAULT_RDP_ORDERS: 1.1, 1.2, …,
-// 10.9 (step 0.1), the integers 11..63, and 128, 256, 512, 1024 (PRIVACY.md
-// §1.2, T6). A fresh slice is returned.
+// 10.9 (step 0.1), the integers 11..63, and 128, 256, 512, 1024 (docs/accountant.md
+// T6). A fresh slice is returned.
 func FractionalOrders() []float64 {
 	o := make([]float64, 0, 156)
 	for x := 1; x < 100; x++ {
@@ -125,7 +125,7 @@ func LaplaceCurve(epsL float64, orders []float64) (RDPCurve, error) {
 
 // PureRDP returns an RDP bound for any ε-DP mechanism: the RDP of randomized
 // response, which every ε-DP mechanism post-processes (dp_accounting;
-// PRIVACY.md §2.2):
+// docs/accountant.md §2.2):
 //
 //	ε(α) = ln[(e^{αε} + e^{(1−α)ε})/(1 + e^ε)] / (α−1).
 //
@@ -244,7 +244,7 @@ func roundUp(x float64, n int) float64 {
 }
 
 // roundDown moves a finite x > 0 down by n ulps (not below 0): the safe
-// direction for μ, ρ and σ⁻¹ (PRIVACY.md pitfall 2).
+// direction for μ, ρ and σ⁻¹ (docs/accountant.md pitfall 2).
 func roundDown(x float64, n int) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x

@@ -19,7 +19,7 @@ type RDPConversion struct {
 	Order   float64 `json:"order"`  // the Rényi order at which the minimum was attained
 	Method  string  `json:"method"` // MethodImproved or MethodClassic
 	// AtEdge reports that the optimal order is the smallest or largest order of
-	// the grid, so a wider grid might give a smaller ε (PRIVACY.md pitfall 3).
+	// the grid, so a wider grid might give a smaller ε (docs/accountant.md pitfall 3).
 	AtEdge bool `json:"at_edge"`
 	// Warning explains AtEdge in one sentence (empty when the optimum is
 	// interior).
@@ -56,7 +56,7 @@ func (c RDPCurve) EpsilonClassic(delta float64) (RDPConversion, error) {
 //	ε = min_α ε(α) + ln(1 − 1/α) − (ln δ + ln α)/(α − 1).
 //
 // It is never larger than the classic conversion at the same order, because
-// ln(1−1/α) − ln α/(α−1) < 0 for every α > 1. PRIVACY.md §2.3.
+// ln(1−1/α) − ln α/(α−1) < 0 for every α > 1. docs/accountant.md §2.3.
 func (c RDPCurve) EpsilonImproved(delta float64) (RDPConversion, error) {
 	return c.convert(delta, MethodImproved, func(a, e, lnDelta float64) (float64, float64) {
 		t1, t2 := math.Log1p(-1/a), -(lnDelta+math.Log(a))/(a-1)
@@ -117,7 +117,7 @@ func (c RDPCurve) convert(delta float64, method string, f func(a, e, lnDelta flo
 			side = "largest"
 		}
 		best.Warning = fmt.Sprintf("the optimal Rényi order %v is the %s order of the grid; "+
-			"a wider grid may give a smaller ε (PRIVACY.md pitfall 3)", best.Order, side)
+			"a wider grid may give a smaller ε (docs/accountant.md pitfall 3)", best.Order, side)
 	}
 	return best, nil
 }

@@ -3,7 +3,10 @@
 // between them, noise calibration, composition, privacy filters, and the
 // Report that every private component returns.
 //
-// Map of the package (formulas and sources in PRIVACY.md §2):
+// Documentation: docs/accountant.md (formulas, derivations, rounding
+// directions, oracles) and docs/privacy-model.md (the rules).
+//
+// Map of the package (formulas and sources in docs/accountant.md §2):
 //
 //   - GDP (gdp.go): GDPDelta, LogGDPDelta, GDPEpsilon, GDPMu, GDPCompose,
 //     GDPToZCDP. The conversion is exact and evaluated in log space.
@@ -15,7 +18,7 @@
 //     converts (classic and improved), reporting the order and a grid-edge
 //     warning.
 //   - Pure DP (pure.go): LaplaceEpsilon, LaplaceScale, PureCompose.
-//   - Report-Noisy-Max (rnm.go, SPEC.md §1.5): LaplaceRNMEpsilon and
+//   - Report-Noisy-Max (rnm.go, [OU] App C; docs/accountant.md §1.5): LaplaceRNMEpsilon and
 //     LaplaceRNMScale (s/b when one score moves, 2s/b when all may),
 //     GaussianRNMMu (heterogeneous Gaussian: max_i s_i/σ_i or the norm).
 //     The samplers are noise.LaplaceNoisyMax and noise.GaussianNoisyMax.
@@ -25,9 +28,9 @@
 //     exact budget arithmetic and a typed *BudgetExceededError.
 //   - Report (report.go): what every private component states.
 //
-// Every formula is tested against the mpmath oracles of PRIVACY.md §3 and
-// SPEC.md §3.0, committed in testdata/ with the script that makes them.
-// Rounding is always in the safe direction (PRIVACY.md pitfall 2): reported
+// Every formula is tested against the mpmath oracles of docs/accountant.md and
+// docs/reproductions.md §3.0, committed in testdata/ with the script that makes them.
+// Rounding is always in the safe direction (docs/accountant.md pitfall 2): reported
 // ε and σ are rounded up, μ and ρ down; root finders return a verified end of
 // their bracket; sums of parameters are formed exactly (math/big) and rounded
 // once; series carry a bound on their rounding error that is added. The
@@ -55,9 +58,9 @@ const (
 	NotionPure Notion = "pure" // Value is ε (δ = 0)
 )
 
-// EventLevel is the neighbouring relation of every source paper (SPEC.md §0):
+// EventLevel is the neighbouring relation of every source paper (docs/privacy-model.md):
 // two reward streams differ in the complete entry of one round.
-const EventLevel = "event-level: the reward entry of one round replaced (SPEC.md §0)"
+const EventLevel = "event-level: the reward entry of one round replaced (docs/privacy-model.md)"
 
 // Guarantee is one privacy statement in one notion.
 type Guarantee struct {
@@ -99,16 +102,16 @@ func (g Guarantee) Epsilon(delta float64) (eps float64, method string, err error
 // Report is what every private component states about itself: the notion and
 // value the project certifies, the value the source paper states (when there
 // is one), the neighbouring relation, and the derivation. Certified is never
-// smaller than the truth (DESIGN.md rule 1); Paper is shown beside it and is
-// marked invalid where SPEC.md §2 says the paper's value is wrong.
+// smaller than the truth (docs/privacy-model.md rule 1); Paper is shown beside it and is
+// marked invalid where docs/findings.md says the paper's value is wrong.
 type Report struct {
 	Mechanism    string     `json:"mechanism"`
 	Neighbouring string     `json:"neighbouring"`
 	Certified    Guarantee  `json:"certified"`
 	Paper        *Guarantee `json:"paper,omitempty"`
-	// PaperValid is false when SPEC.md §2 lists the paper's value as wrong.
+	// PaperValid is false when docs/findings.md lists the paper's value as wrong.
 	PaperValid bool `json:"paper_valid"`
-	// Derivation cites SPEC.md/PRIVACY.md and the paper for the certified value
+	// Derivation cites the paper and the docs/ page for the certified value
 	// and explains any difference from the paper's.
 	Derivation string `json:"derivation"`
 }

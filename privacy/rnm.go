@@ -6,13 +6,13 @@ import (
 	"math/big"
 )
 
-// Report-Noisy-Max (SPEC.md §1.5, [OU] App C; Dwork & Roth 2014 §3.3)
+// Report-Noisy-Max (docs/accountant.md §1.5, [OU] App C; Dwork & Roth 2014 §3.3)
 // releases only argmax_i (f_i + Z_i) of K scores with independent noises Z_i.
 // How much a neighbouring input may move the scores decides its cost:
 //
 //   - OneScore: a neighbour moves one score f_j, by at most its sensitivity
 //     s_j, and leaves the others. This is the bandit case: one round's reward
-//     enters one arm's statistic (SPEC.md §0), and it is why [OU] App C can
+//     enters one arm's statistic (docs/privacy-model.md), and it is why [OU] App C can
 //     read a Thompson-sampling round as an RNM.
 //   - AllScores: every score may move, each f_i by at most s_i.
 //
@@ -23,7 +23,7 @@ import (
 // Swapping D and D' bounds the ratio both ways, so the release is (s/b)-DP.
 // Under AllScores f_i may drop while f_j rises: t moves by ≤ 2s, hence
 // (2s/b)-DP. This is Dwork & Roth's Claim 3.9 (monotone queries: Δ/b) and its
-// general form (2Δ/b); SPEC.md §1.5: "ε-DP here only because neighbours
+// general form (2Δ/b); [OU] App C; docs/accountant.md §1.5: "ε-DP here only because neighbours
 // differ in one coordinate; in general use 2s/ε". The bound is tight: with
 // K = 2 and a large gap the probability of the losing arm moves by e^{±s/b}
 // (TestLaplaceRNMExact, by quadrature).
@@ -32,11 +32,11 @@ import (
 // Gaussian mechanism on f/σ (whitened): under OneScore its whitened
 // sensitivity is max_j s_j/σ_j, under AllScores ‖(s_i/σ_i)_i‖₂, so it is
 // μ-GDP with that μ (Dong, Roth & Su 2022, Thm 2.7) and the argmax is
-// post-processing. SPEC.md §1.5: "Account it as max_i(s_i/σ_i)-GDP". The
-// OneScore value is what a TS round costs (SPEC.md §1.3: s = 1/(n+1),
+// post-processing. docs/accountant.md §1.5 ([OU] App C): "Account it as max_i(s_i/σ_i)-GDP". The
+// OneScore value is what a TS round costs ([OU] Alg 1; docs/gaussian-ts.md §1.3: s = 1/(n+1),
 // σ = 1/sqrt(n+1), μ = 1/sqrt(n+1) ≤ 1/√2), and it is exact for K = 2 when
-// the other score's noise vanishes (SPEC.md A5; TestGaussianRNMExact).
-// [OU] Thm 6/7 and Corollary 1 claim less and are wrong (SPEC.md A5): never
+// the other score's noise vanishes (docs/reproduction-decisions.md A5; TestGaussianRNMExact).
+// [OU] Thm 6/7 and Corollary 1 claim less and are wrong (docs/reproduction-decisions.md A5): never
 // use them.
 
 // RNMNeighbours says which scores a neighbouring input may move.
@@ -44,7 +44,7 @@ type RNMNeighbours int
 
 const (
 	// OneScore: one score moves, by at most its sensitivity (the bandit
-	// case, SPEC.md §0).
+	// case, docs/privacy-model.md).
 	OneScore RNMNeighbours = iota + 1
 	// AllScores: every score may move, each by at most its sensitivity.
 	AllScores

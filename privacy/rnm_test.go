@@ -116,8 +116,8 @@ func hockeyStick2(p, q, eps float64) float64 {
 // exact two-score release, P(score 0 wins) = Φ((f0 − f1)/sqrt(σ0² + σ1²)):
 // for every ε on a grid, the largest δ(ε) over thresholds f1 − f0 stays at
 // or below the GDP curve of μ and comes within 1% of it when the other
-// score's noise vanishes (one score moves, SPEC.md A5) or when both move with
-// equal σ. Also SPEC.md §1.3/A5's TS round: μ = 1/√2 is ε = 3.308 at 1e-6.
+// score's noise vanishes (one score moves, docs/reproduction-decisions.md A5) or when both move with
+// equal σ. Also docs/gaussian-ts.md §1.3; docs/reproduction-decisions.md A5's TS round: μ = 1/√2 is ε = 3.308 at 1e-6.
 func TestGaussianRNMExact(t *testing.T) {
 	phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 	worst := func(shift0, shift1, s0, s1, eps float64) float64 {
@@ -162,13 +162,13 @@ func TestGaussianRNMExact(t *testing.T) {
 		}
 	}
 
-	// A TS round with n ≥ 1 (SPEC.md §1.3): s = 1/(n+1), σ = 1/sqrt(n+1).
+	// A TS round with n ≥ 1 ([OU] Alg 1; docs/gaussian-ts.md §1.3): s = 1/(n+1), σ = 1/sqrt(n+1).
 	mu, err := GaussianRNMMu([]float64{0.5, 1.0 / 3}, []float64{1 / math.Sqrt(2), 1 / math.Sqrt(3)}, OneScore)
 	if err != nil || math.Abs(mu-1/math.Sqrt2) > 1e-15 || mu < 1/math.Sqrt2 {
 		t.Errorf("TS round μ = %v, %v; want 1/√2 rounded up", mu, err)
 	}
 	if e, _ := GDPEpsilon(mu, 1e-6); math.Abs(e-3.308) > 5e-4 {
-		t.Errorf("ε of a TS round at δ = 1e-6: %v, want 3.308 (SPEC.md A5)", e)
+		t.Errorf("ε of a TS round at δ = 1e-6: %v, want 3.308 (docs/reproduction-decisions.md A5)", e)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // The Poisson-subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019,
-// arXiv 1908.10530 §3; PRIVACY.md §2.2, T5, T6). Each record enters a step
+// arXiv 1908.10530 §3; docs/accountant.md §2.2, T5, T6). Each record enters a step
 // independently with probability q, the step adds N(0, σ²Δ²) noise to a sum
 // with L2 sensitivity Δ, and the neighbouring relation is add/remove of one
 // record. With μ₀ = N(0, σ²) and μ_q = (1−q)N(0, σ²) + qN(1, σ²),
@@ -39,7 +39,7 @@ import (
 // 2·S/(3+√8)^n: about 3e-25 relative with n = 32 terms. The signs are kept
 // exactly; nothing is truncated early (the failure mode of Opacus), and no
 // |C(α,i)| over-estimate is used (dp_accounting's 2× loss at α = 1.5;
-// PRIVACY.md pitfall 6).
+// docs/accountant.md pitfall 6).
 //
 // Both sums carry a running forward bound on their floating-point rounding
 // error, which is added to A_α before the logarithm: the returned ε(α) is an

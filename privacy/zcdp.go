@@ -7,7 +7,7 @@ import (
 )
 
 // Zero-concentrated differential privacy (Bun & Steinke 2016; Canonne, Kamath
-// & Steinke 2020). PRIVACY.md §2.4, SPEC.md §0.
+// & Steinke 2020). docs/accountant.md §2.4.
 //
 // ρ-zCDP means D_α(M(x)‖M(x')) ≤ ρα for every α > 1. Composition adds the ρ's;
 // a group of k records costs k²ρ. Two conversions to (ε, δ)-DP are provided:
@@ -41,7 +41,7 @@ func ZCDPEpsilonBS(rho, delta float64) (float64, error) {
 		s = math.Sqrt(rho) * math.Sqrt(l)
 	}
 	// About six faithfully rounded operations: 8 ulps up keeps ε on the safe
-	// side of the exact value (PRIVACY.md pitfall 2).
+	// side of the exact value (docs/accountant.md pitfall 2).
 	return roundUp(rho+2*s, 8), nil
 }
 
@@ -68,7 +68,7 @@ func ZCDPRhoBS(eps, delta float64) (float64, error) {
 		r = math.Min(r*r, eps) // ρ_BS < ε exactly; r² can round up to +Inf at ε = MaxFloat64
 	}
 	// About eight faithfully rounded operations: 8 ulps down keeps ρ on the
-	// safe side (PRIVACY.md pitfall 2).
+	// safe side (docs/accountant.md pitfall 2).
 	return roundDown(r, 8), nil
 }
 
@@ -88,7 +88,7 @@ func lnInv(delta float64) float64 {
 // together with the order α at which it was evaluated. The exponent's
 // derivative (2α−1)ρ − ε + ln(1 − 1/α) is increasing in α, so the optimum is
 // found by bisection on (1, (ε+1)/(2ρ) + 2]. Every α gives a valid δ, so the
-// bisection error can only make δ larger, never invalid (PRIVACY.md §2.4).
+// bisection error can only make δ larger, never invalid (docs/accountant.md §2.4).
 func ZCDPDeltaCKS(rho, eps float64) (delta, order float64, err error) {
 	if err := checkRho(rho); err != nil {
 		return 0, 0, err
@@ -302,7 +302,7 @@ func ZCDPRho(eps, delta float64) (rho float64, method string, err error) {
 }
 
 // ZCDPCompose returns Σρᵢ (BS16 Lemma 2.3; fully adaptive with a fixed budget
-// by the Rényi filter, Feldman & Zrnic 2021; PRIVACY.md §2.6).
+// by the Rényi filter, Feldman & Zrnic 2021; docs/accountant.md §2.6).
 // The sum is formed exactly and rounded up.
 func ZCDPCompose(rhos ...float64) (float64, error) {
 	s, inf := new(big.Int), false

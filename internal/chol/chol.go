@@ -16,7 +16,7 @@
 // gonum's mat.Cholesky computes the same quantities but re-estimates the
 // condition number after every update and goes through its Matrix
 // interfaces: its SymRankOne costs 14–36× this package's Update at
-// d = 5–100 (BENCHMARKS.txt; shared/research/go-ecosystem.md §2). This
+// d = 5–100 (internal/chol/BENCHMARKS.txt). This
 // package is tested against mat.Cholesky; use mat in cold paths and tests.
 //
 // # Representation

@@ -324,7 +324,7 @@ type privacyRNMCmd struct {
 }
 
 func (privacyRNMCmd) Help() string {
-	return `Report-Noisy-Max releases only argmax_i (fᵢ + Zᵢ) of K scores (SPEC.md §1.5).
+	return `Report-Noisy-Max releases only argmax_i (fᵢ + Zᵢ) of K scores (Ou et al., AISTATS 2024, App C; docs/accountant.md §1.5).
 Give exactly one of --laplace and --sigma.
 
 By default a neighbour moves one score by at most its sensitivity: the bandit

@@ -25,7 +25,7 @@ type privacyPolicyCmd struct {
 func (privacyPolicyCmd) Help() string {
 	return `Prints what a policy guarantees for K arms and horizon T, without running it: the
 certified value (the one dpbandit stands behind), the source paper's value (marked
-invalid where SPEC.md §2 shows it is wrong), ε at the given δ, the neighbouring
+invalid where docs/findings.md shows it is wrong), ε at the given δ, the neighbouring
 relation and the derivation. The JSON form is the 'privacy' object of summary.json.
 
 Example:

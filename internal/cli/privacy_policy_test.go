@@ -11,7 +11,7 @@ import (
 // TestPrivacyPolicyContextual checks that `privacy policy` states contextual
 // policies too, and that the noise scale derived from (ε, δ) is reported as
 // `sigma` in params (issue 4): AdaPrivate-TS at ε = 1, δ = 1e-5 has
-// σ = 1/√(2ρ_BS) = 4.901 (SPEC.md §1.11 table).
+// σ = 1/√(2ρ_BS) = 4.901 ([ADA]; docs/linear.md §1.11 table).
 func TestPrivacyPolicyContextual(t *testing.T) {
 	m := runPrivacyJSON(t, "privacy", "policy", "--policy", "adaprivate-ts:epsilon=1,delta=1e-5",
 		"--arms", "5", "--dim", "20", "--horizon", "10000", "--delta", "1e-5")
@@ -21,7 +21,7 @@ func TestPrivacyPolicyContextual(t *testing.T) {
 	}
 	sigma, _ := params["sigma"].(float64)
 	if math.Abs(sigma-4.901) > 5e-4 {
-		t.Errorf("sigma = %v, want 4.901 (SPEC.md §1.11)", sigma)
+		t.Errorf("sigma = %v, want 4.901 (Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11)", sigma)
 	}
 	// The certified GDP value 1/σ converts to at most the target ε = 1.
 	if eps, _ := m["epsilon"].(float64); !(eps > 0 && eps <= 1) {

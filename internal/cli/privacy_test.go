@@ -40,7 +40,7 @@ func privacyNum(t *testing.T, m map[string]any, k string) float64 {
 	return v
 }
 
-// The values are PRIVACY.md / SPEC.md oracles (mpmath, privacy/testdata).
+// The values are the oracles of docs/accountant.md (mpmath, privacy/testdata).
 func TestPrivacyCLIValues(t *testing.T) {
 	tests := []struct {
 		args   []string
@@ -91,7 +91,7 @@ func TestPrivacyCLISGMReportsOrder(t *testing.T) {
 	if privacyNum(t, m, "order") != 9 || m["at_edge"] != false {
 		t.Errorf("%v", m)
 	}
-	// q = 1, σ = 1: the optimum is at α = 2, the grid's edge (PRIVACY.md T6).
+	// q = 1, σ = 1: the optimum is at α = 2, the grid's edge (docs/accountant.md T6).
 	m = runPrivacyJSON(t, "privacy", "sgm", "--q", "1", "--sigma", "1", "--steps", "1000", "--delta", "1e-5")
 	if privacyNum(t, m, "order") != 2 || m["at_edge"] != true || m["warning"] == nil {
 		t.Errorf("edge not flagged: %v", m)
@@ -170,7 +170,7 @@ func TestPrivacyCLIHelpTeaches(t *testing.T) {
 
 // TestPrivacyRNMCLI: `privacy rnm` prints Laplace RNM's s/b (one score) and
 // 2s/b (all scores), and a Thompson-sampling round's Gaussian RNM μ = 1/√2
-// with ε = 3.308 at δ = 1e-6 (SPEC.md A5); bad input is a usage error
+// with ε = 3.308 at δ = 1e-6 (docs/reproduction-decisions.md A5); bad input is a usage error
 // naming the flag.
 func TestPrivacyRNMCLI(t *testing.T) {
 	m := runPrivacyJSON(t, "privacy", "rnm", "--laplace", "2", "--sensitivity", "0.5")

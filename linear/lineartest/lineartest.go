@@ -3,8 +3,8 @@
 // NewContextual), the contextual counterpart of mab/policytest, in the
 // manner of testing/slogtest: a policy package calls Run from its tests for
 // every descriptor it registers, and Run checks the contracts that the
-// simulator, the reproductions and the decision service rely on (DESIGN.md
-// "Core contracts"):
+// simulator, the reproductions and the decision service rely on (the contracts of
+// package bandit):
 //
 //   - parameters: every default lies in its range; Complete rejects a value
 //     outside the range (below, above, NaN, non-integer) with an error naming

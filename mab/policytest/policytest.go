@@ -2,8 +2,8 @@
 // (bandit.Policy registered through a bandit.Descriptor), in the manner of
 // testing/slogtest: a policy package calls Run from its tests for every
 // descriptor it registers, and Run checks the contracts that the simulator,
-// the reproductions and the decision service rely on (DESIGN.md "Core
-// contracts"; issue 3 "Acceptance"):
+// the reproductions and the decision service rely on (the contracts of
+// package bandit; issue 3 "Acceptance"):
 //
 //   - parameters: every default lies in its range, Complete rejects a value
 //     outside the range (below, above, NaN, non-integer) with an error naming

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Numeric test oracles for the dpbandit `privacy` package (and `counting`).
 
-This is the mpmath script of PRIVACY.md (Appendix), unchanged in its
-formulas, extended to write every row of PRIVACY.md §3 (T1-T9) and the
-accountant rows of SPEC.md §3.0 / §1.11 as JSON:
+This is the mpmath oracle script of docs/accountant.md: it writes every row
+of the oracle tables T1-T9 and the accountant rows of docs/reproductions.md
+§3.0 and docs/linear.md §1.11 as JSON:
 
     python3 privacy/testdata/oracles.py > privacy/testdata/oracles.json
 
@@ -204,7 +204,7 @@ def log(msg):
 
 
 def build():
-    out = {"generator": "privacy/testdata/oracles.py (PRIVACY.md Appendix + JSON)",
+    out = {"generator": "privacy/testdata/oracles.py (the oracles of docs/accountant.md, as JSON)",
            "mpmath": mp.__version__, "dps": 60}
 
     log('T1')
@@ -302,7 +302,7 @@ def build():
                    "plain_var": pop})
     out["T9"] = t9
 
-    # ---- SPEC.md §3.0 and §1.11 (accountant rows) ----
+    # ---- docs/reproductions.md §3.0; docs/linear.md §1.11 ([ADA]) (accountant rows) ----
     log('SPEC')
     spec = {}
     spec["gdp_eps"] = [{"eta": F(eta), "delta": F(d), "eps": F(gdp_eps(d, eta))}
