@@ -30,6 +30,7 @@ type root struct {
 	Loadtest  loadtestCmd  `cmd:"" help:"Load a decision service on loopback: throughput and p50/p95/p99 latency of decide and reward."`
 	Serve     serveCmd     `cmd:"" help:"Run the HTTP decision service (experiments, decisions, rewards, budgets, dashboard)."`
 	Export    exportCmd    `cmd:"" help:"Export an experiment's decision log (raw rewards; admin key) as JSONL or an evaluation CSV."`
+	Data      dataCmd      `cmd:"" help:"The public data sets: list them, fetch one (SHA-256 checked), verify local copies."`
 	Version   versionCmd   `cmd:"" help:"Print the version and build information."`
 }
 
