@@ -27,6 +27,7 @@ type root struct {
 	Reproduce reproduceCmd `cmd:"" help:"Reproduce a paper's experiment (figures, checks.json, README.md); --list shows them."`
 	Evaluate  evaluateCmd  `cmd:"" help:"Off-policy evaluation on logged bandit feedback: IPS, SNIPS, DM, DR, Switch-DR with intervals."`
 	Privacy   privacyCmd   `cmd:"" help:"The privacy accountant: convert, calibrate, compose; subsampled Gaussian (RDP)."`
+	Audit     auditCmd     `cmd:"" help:"Empirical privacy audit: a lower bound on a policy's ε (and μ) from neighbouring runs, against its certificate."`
 	Loadtest  loadtestCmd  `cmd:"" help:"Load a decision service on loopback: throughput and p50/p95/p99 latency of decide and reward."`
 	Serve     serveCmd     `cmd:"" help:"Run the HTTP decision service (experiments, decisions, rewards, budgets, dashboard)."`
 	Export    exportCmd    `cmd:"" help:"Export an experiment's decision log (raw rewards; admin key) as JSONL or an evaluation CSV."`
