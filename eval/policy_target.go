@@ -44,11 +44,7 @@ func PolicyTarget(l *Log, spec string, draws int, seed uint64) (*ActionDist, Pol
 	if draws < 1 {
 		return nil, info, fmt.Errorf("draws must be ≥ 1, got %d", draws)
 	}
-	sp, err := bandit.ParseSpec(spec)
-	if err != nil {
-		return nil, info, err
-	}
-	d, err := bandit.Lookup(bandit.AnyKind, sp.Name)
+	sp, d, err := lookupSpec(spec)
 	if err != nil {
 		return nil, info, err
 	}
@@ -82,12 +78,22 @@ func PolicyTarget(l *Log, spec string, draws int, seed uint64) (*ActionDist, Pol
 // policy of the registry does (bandit.Policy and bandit.Contextual have
 // Update), so it is true for every known name.
 func Learns(spec string) (bool, error) {
-	sp, err := bandit.ParseSpec(spec)
-	if err != nil {
-		return false, err
-	}
-	if _, err := bandit.Lookup(bandit.AnyKind, sp.Name); err != nil {
+	if _, _, err := lookupSpec(spec); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// lookupSpec parses a policy spec ("name[:key=value,...]") and finds its
+// descriptor in the registry.
+func lookupSpec(spec string) (bandit.Spec, bandit.Descriptor, error) {
+	sp, err := bandit.ParseSpec(spec)
+	if err != nil {
+		return bandit.Spec{}, bandit.Descriptor{}, err
+	}
+	d, err := bandit.Lookup(bandit.AnyKind, sp.Name)
+	if err != nil {
+		return bandit.Spec{}, bandit.Descriptor{}, err
+	}
+	return sp, d, nil
 }

@@ -190,11 +190,7 @@ func ReplayR6(r io.Reader, name, spec string, o R6Options) (*ReplayResult, error
 	if dim < 1 || dim > 10000 {
 		return nil, fmt.Errorf("R6 feature dimension must be in [1, 10000], got %d", dim)
 	}
-	sp, err := bandit.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	d, err := bandit.Lookup(bandit.AnyKind, sp.Name)
+	sp, d, err := lookupSpec(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -104,11 +104,7 @@ func Replay(l *Log, spec string, o ReplayOptions) (*ReplayResult, error) {
 			return nil, fmt.Errorf("replay: round %d's reward %v is outside [0, 1], which the policies require", i+1, v)
 		}
 	}
-	sp, err := bandit.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	d, err := bandit.Lookup(bandit.AnyKind, sp.Name)
+	sp, d, err := lookupSpec(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -422,24 +422,16 @@ func adaOPE() *Reproduction {
 	for i, pol := range adaOPEPolicies() {
 		r.Targets = append(r.Targets, Target{ID: pol.id, Name: "true value, " + pol.label, Source: "[ADA] §4.7, Table 5; docs/reproduction-decisions.md A18",
 			Target: fmt.Sprintf("the frozen policy's true value %.3f", pol.paper), Tolerance: "±5 pp (soft target)",
-			Measure: func(c *Context) (string, bool, error) {
-				res, err := adaOPEOf(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: adaOPEMeasure(func(res *adaOPEResults) (string, bool) {
 				tv := adaOPEStat(res.cells[i], func(cl adaOPECell) float64 { return cl.truth })
 				return fmt.Sprintf("%.3f ± %.3f (s.e., %d runs; the oracle's value on these rounds is %.3f)", tv.mean, tv.se, len(res.cells[i]), statOf(res.oracle).mean),
-					math.Abs(tv.mean-pol.paper) <= 0.05, nil
-			}})
+					math.Abs(tv.mean-pol.paper) <= 0.05
+			})})
 	}
 	r.Targets = append(r.Targets,
 		Target{ID: "E14.ope-ranking", Name: "AdaPrivate above LinUCB", Source: "[ADA] §4.7 (\"AdaPrivate achieves higher true policy value than LinUCB\"); docs/reproduction-decisions.md A18",
 			Target: "each AdaPrivate-TS row's true value above LinUCB's", Tolerance: "mean over runs",
-			Measure: func(c *Context) (string, bool, error) {
-				res, err := adaOPEOf(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: adaOPEMeasure(func(res *adaOPEResults) (string, bool) {
 				lin := adaOPEStat(res.cells[0], func(cl adaOPECell) float64 { return cl.truth }).mean
 				ok := true
 				var parts []string
@@ -448,15 +440,11 @@ func adaOPE() *Reproduction {
 					ok = ok && v > lin
 					parts = append(parts, fmt.Sprintf("%s %+.3f", res.pols[i].label, v-lin))
 				}
-				return "true value − LinUCB's: " + strings.Join(parts, "; "), ok, nil
-			}},
+				return "true value − LinUCB's: " + strings.Join(parts, "; "), ok
+			})},
 		Target{ID: "E14.ope-coverage", Name: "OPE intervals cover the truth", Source: "this reproduction's own check of its estimators (eval)",
 			Target: "IPS, SNIPS and DR 95% normal intervals cover the true value in at least 80% of the (policy, run) cells", Tolerance: "80% (nominal 95%; few cells)",
-			Measure: func(c *Context) (string, bool, error) {
-				res, err := adaOPEOf(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: adaOPEMeasure(func(res *adaOPEResults) (string, bool) {
 				ok := true
 				var parts []string
 				for _, e := range []eval.Estimator{eval.IPS, eval.SNIPS, eval.DR} {
@@ -464,15 +452,11 @@ func adaOPE() *Reproduction {
 					ok = ok && float64(cov) >= 0.8*float64(tot)
 					parts = append(parts, fmt.Sprintf("%s %d/%d", e, cov, tot))
 				}
-				return strings.Join(parts, "; "), ok, nil
-			}},
+				return strings.Join(parts, "; "), ok
+			})},
 		Target{ID: "E14.ope-dr-beats-naive", Name: "DR closer than naive", Source: "[ADA] §4.7 (OPE validates the online results); this reproduction",
 			Target: "for every policy, DR's mean absolute error below the naive (online) estimate's", Tolerance: "mean over runs",
-			Measure: func(c *Context) (string, bool, error) {
-				res, err := adaOPEOf(c)
-				if err != nil {
-					return "", false, err
-				}
+			Measure: adaOPEMeasure(func(res *adaOPEResults) (string, bool) {
 				ok := true
 				var parts []string
 				for i, pol := range res.pols {
@@ -480,10 +464,22 @@ func adaOPE() *Reproduction {
 					ok = ok && dr < nv
 					parts = append(parts, fmt.Sprintf("%s: DR %.3f, naive %.3f", pol.label, dr, nv))
 				}
-				return strings.Join(parts, "; "), ok, nil
-			}},
+				return strings.Join(parts, "; "), ok
+			})},
 	)
 	return r
+}
+
+// adaOPEMeasure is a target's Measure over this run's evaluations.
+func adaOPEMeasure(f func(res *adaOPEResults) (measured string, pass bool)) func(c *Context) (string, bool, error) {
+	return func(c *Context) (string, bool, error) {
+		res, err := adaOPEOf(c)
+		if err != nil {
+			return "", false, err
+		}
+		m, ok := f(res)
+		return m, ok, nil
+	}
 }
 
 // adaOPEFigure draws, per policy, the true value and the four estimates.
