@@ -1,7 +1,9 @@
 // Package ctxenv provides the contextual (linear) bandit environments of the
-// dpbandit simulator: the synthetic linear/logistic problem of SPEC.md E12,
-// and three dataset-backed problems (UCI mushroom, UCI statlog shuttle, and a
-// per-item Bernoulli simulator fitted on the Open Bandit Dataset sample).
+// dpbandit simulator: the synthetic linear/logistic problem of docs/reproductions.md E12 ([ADA] §4),
+// and dataset-backed problems (UCI mushroom, UCI statlog shuttle, a
+// per-item Bernoulli simulator fitted on the Open Bandit Dataset sample, and
+// the semi-synthetic MovieLens and Jester rating bandits of [Ratings], with
+// item features from [TruncatedSVD] or linear.DPSVD on a training split).
 // The K-armed environments live in package env; this package shares its
 // error sentinel ([ErrSpec] is env.ErrSpec), its [Kind] help record and its
 // stream derivation (env.Streams).
@@ -13,7 +15,7 @@
 // observes the reward X_t(i) ∈ [0,1] ([Env.Reward]). [Env.Mean] gives
 // E[X_t(i) | round t], so the pseudo-regret of round t is
 // [Env.Best] − Mean(i). Every candidate vector has Euclidean norm ≤ 1, as
-// the private linear policies assume (DESIGN.md rule 6).
+// the private linear policies assume (docs/privacy-model.md rule 6).
 //
 // # Randomness and common random numbers
 //
@@ -40,6 +42,7 @@
 //	mushroom           1 (the row) + 1 (U)
 //	shuttle            1 (the row) + 1 (U, drawn and unused: rewards are deterministic)
 //	obd                k if k < items (partial Fisher–Yates), else 0; + 1 (U)
+//	movielens, jester  1 (the test user) + k (Floyd's sample of the user's rated items)
 //
 // # Disjoint encoding
 //

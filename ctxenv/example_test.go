@@ -7,7 +7,7 @@ import (
 	"github.com/dpbandit/dpbandit/env"
 )
 
-// A simulation loop on the synthetic environment of SPEC.md E12, with the
+// A simulation loop on the synthetic environment of docs/reproductions.md E12 ([ADA] §4), with the
 // environment stream of run 0 from env.Streams and a greedy-by-first
 // candidate "policy".
 func Example() {

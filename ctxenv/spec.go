@@ -11,7 +11,7 @@ var kinds = []Kind{
 	{
 		Name:   "synthetic-linear",
 		Syntax: "synthetic-linear:d=D,pool=N,k=K[,theta=S][,link=logistic|linear][,seed=SEED][,problem=fixed|per-run]",
-		Doc: "SPEC.md E12: N pool arms ~ N(0,I_D) normalised to unit norm, θ* ~ N(0,I_D) rescaled to ‖θ*‖=S, " +
+		Doc: "Riyazat & Ukwatta, AdaPrivate-TS, §4; docs/reproductions.md E12: N pool arms ~ N(0,I_D) normalised to unit norm, θ* ~ N(0,I_D) rescaled to ‖θ*‖=S, " +
 			"K candidates per round uniformly without replacement from the pool, reward Bernoulli(σ(θ*ᵀx)) " +
 			"(logistic) or Bernoulli((1+θ*ᵀx/S)/2) (linear); D in [1,10000] (20), N in [1,1e6] (100), " +
 			"K in [1,N] (5), S in (0,1e6] (2), SEED a uint64 selecting the problem (1); problem=fixed: every " +
@@ -42,6 +42,25 @@ var kinds = []Kind{
 			"(all, or K uniformly without replacement; K in [1,34] men, [1,46] women); M in [0,+Inf) (100); " +
 			"item features (item_feature_0 and one-hot categoricals), item id one-hot, or both; reads " + OBDDir,
 		Example: "obd:campaign=men",
+	},
+	{
+		Name: "movielens",
+		Syntax: "movielens[:set=100k|1m-partial][,d=D][,k=K][,train=F][,seed=S][,threshold=R][,features=svd|cov|dp-svd]" +
+			"[,feps=E][,fdelta=DF][,ridge=L]",
+		Doc: "semi-synthetic MovieLens bandit ([ADA] §4.1, docs/reproduction-decisions.md §4): users split at random (S) into a " +
+			"training fraction F and test users; D item features fitted on the training users only (svd: truncated SVD of " +
+			"the mean-centred matrix; cov: [ADA] §6.3's clipped covariance without noise; dp-svd: linear.DPSVD at (E, DF)), " +
+			"divided by the largest item norm; each round a test user and K distinct items they rated, reward 1 iff " +
+			"rating ≥ R; D in [1,200] (50), K in [1,20] (5), F in (0,1) (0.8), S (1), R (4), E (1), DF (1e-5), warm-start " +
+			"ridge λ_w L (1); reads " + MovieLens100kFile + " (100k) or " + MovieLens1MPartialFile + " (users 1-2999 only)",
+		Example: "movielens:set=100k,d=50,k=5",
+	},
+	{
+		Name:   "jester",
+		Syntax: "jester[:d=D][,k=K][,train=F][,seed=S][,threshold=R][,features=svd|cov|dp-svd][,feps=E][,fdelta=DF][,ridge=L]",
+		Doc: "semi-synthetic Jester bandit (dataset 1, file 1 of 3), as movielens but reward 1 iff rating > R (0); " +
+			"ratings in [-10,10], 99 = not rated; reads " + JesterFile,
+		Example: "jester:d=50,k=5",
 	},
 }
 
@@ -105,6 +124,10 @@ func ParseData(spec, dataDir string) (Env, error) {
 		return parseShuttleSpec(params, dataDir)
 	case "obd":
 		return parseOBDSpec(params, dataDir)
+	case "movielens":
+		return parseMovieLensSpec(params, dataDir)
+	case "jester":
+		return parseJesterSpec(params, dataDir)
 	}
 	return nil, specErrorf("unknown contextual environment kind %q in %q (kinds: %s)", kind, spec, strings.Join(Names(), ", "))
 }

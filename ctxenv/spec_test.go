@@ -149,7 +149,7 @@ func TestHelpAndKinds(t *testing.T) {
 	if IsKind("bernoulli:0.5") || !IsKind(" OBD:campaign=men") {
 		t.Error("IsKind")
 	}
-	if !slices.Equal(Names(), []string{"synthetic-linear", "mushroom", "shuttle", "obd"}) {
+	if !slices.Equal(Names(), []string{"synthetic-linear", "mushroom", "shuttle", "obd", "movielens", "jester"}) {
 		t.Errorf("Names %v", Names())
 	}
 }

@@ -13,7 +13,7 @@ import (
 type Link int
 
 const (
-	// Logistic: μ(x) = σ(θ*ᵀx) = 1/(1 + e^{−θ*ᵀx}) (SPEC.md E12, assumed
+	// Logistic: μ(x) = σ(θ*ᵀx) = 1/(1 + e^{−θ*ᵀx}) ([ADA] §4; docs/reproductions.md E12, assumed
 	// there). With ‖x‖ = 1 and ‖θ*‖ = 2, μ ∈ [σ(−2), σ(2)] ≈ [0.119, 0.881].
 	Logistic Link = iota
 	// Linear: μ(x) = clamp((1 + θ*ᵀx/‖θ*‖)/2, 0, 1). With ‖x‖ ≤ 1 the clamp
@@ -36,7 +36,7 @@ func (l Link) String() string {
 }
 
 // SyntheticOptions configures [NewSynthetic]. The zero value is not valid;
-// [DefaultSyntheticOptions] gives SPEC.md E12.
+// [DefaultSyntheticOptions] gives docs/reproductions.md E12 ([ADA] §4).
 type SyntheticOptions struct {
 	D      int     // feature dimension, in [1, 10000]
 	Pool   int     // number of arms in the pool, in [1, 10^6]; Pool·D ≤ 5·10^7
@@ -47,7 +47,7 @@ type SyntheticOptions struct {
 	PerRun bool    // draw a new problem per run (ForRun(run)) instead of one for all runs
 }
 
-// DefaultSyntheticOptions returns SPEC.md E12: d = 20, a pool of 100, 5
+// DefaultSyntheticOptions returns docs/reproductions.md E12 ([ADA] §4): d = 20, a pool of 100, 5
 // candidates, ‖θ*‖ = 2, logistic link, problem seed 1, one problem for all
 // runs.
 func DefaultSyntheticOptions() SyntheticOptions {
@@ -89,7 +89,7 @@ type synthProblem struct {
 	means []float64 // μ(x_j) per pool arm
 }
 
-// Synthetic is the synthetic contextual environment of SPEC.md E12: a pool
+// Synthetic is the synthetic contextual environment of docs/reproductions.md E12 ([ADA] §4): a pool
 // of arms with features drawn from N(0, I_d) and normalised to unit norm,
 // θ* drawn from N(0, I_d) and rescaled to ‖θ*‖ = Theta, K candidates per
 // round drawn uniformly without replacement from the pool, and reward

@@ -8,11 +8,11 @@ import (
 )
 
 // ada-ablation: [ADA] Table 4, the component ablation at ε = 1, and §6.2's
-// forced exploration (SPEC.md E14, soft targets).
+// forced exploration ([ADA] Tables 4, 5, §4.6, §6; docs/reproductions.md E14, soft targets).
 
 // abNoiseName is the registry name of the Table 4 baseline ("UCB + A&b
 // noise", linear/ucbabnoise.go): (s, Σxxᵀ) released in one Gaussian step.
-// SPEC.md §1.11 gives Δ₂ = √2; under replacement it is 2, which the policy
+// docs/linear.md §1.11 ([ADA]) gives Δ₂ = √2; under replacement it is 2, which the policy
 // certifies. Should the policy be missing, the row reports "not run".
 const abNoiseName = "ucb-ab-noise"
 
@@ -48,17 +48,17 @@ func adaAblation() *Reproduction {
 		Quick:       Size{Horizons: []int{2000}, Runs: 4},
 		Seed:        adaSeed, Env: adaEnv, Metric: Pseudo,
 		Setup: []string{
-			"The environment, seeds and defaults of ada-synthetic (SPEC.md E12: d = 20, 100-arm pool, 5 candidates, logistic rewards, T = 1e4, 12 runs with a problem each, B = 300, λ = v = α = 1, δ = 1e-5); ε = 1 throughout. Run r of every row sees the same problem, candidates and reward uniforms as run r of ada-synthetic.",
-			"Rows, each adding one component to the previous: the baseline \"UCB + A&b noise\" (registry name " + abNoiseName + ", when a policy of that name is registered: SPEC.md §1.11 leaves it unspecified); + B_ONLY noise = AdaPrivate-UCB; + Thompson sampling = AdaPrivate-TS; + amplification = TS-Amp with q = 0.5 (σ_amp by the exact subsampled-Gaussian RDP); + adaptive exploration = TS-Amp q = 0.5 with v0 = 1.5, γ_v = 0.95.",
+			"The environment, seeds and defaults of ada-synthetic (Riyazat & Ukwatta, AdaPrivate-TS, §4; docs/reproductions.md E12: d = 20, 100-arm pool, 5 candidates, logistic rewards, T = 1e4, 12 runs with a problem each, B = 300, λ = v = α = 1, δ = 1e-5); ε = 1 throughout. Run r of every row sees the same problem, candidates and reward uniforms as run r of ada-synthetic.",
+			"Rows, each adding one component to the previous: the baseline \"UCB + A&b noise\" (registry name " + abNoiseName + ", when a policy of that name is registered: docs/linear.md §1.11 leaves it unspecified); + B_ONLY noise = AdaPrivate-UCB; + Thompson sampling = AdaPrivate-TS; + amplification = TS-Amp with q = 0.5 (σ_amp by the exact subsampled-Gaussian RDP); + adaptive exploration = TS-Amp q = 0.5 with v0 = 1.5, γ_v = 0.95.",
 			"Increments (docs/reproduction-decisions.md A28): a separate sweep (\"gap\") of LinUCB, LinTS, UCB + A&b noise, AdaPrivate-UCB and AdaPrivate-TS at ε = 1 with five times the runs (60 at full size, same seed), paired run by run; each increment passes when it is not significantly negative (mean > −2 s.e.), and the check says whether it is significantly positive.",
 			"Forced exploration (§6.2): AdaPrivate-TS and AdaPrivate-UCB with γ_f = d = 20 (a uniformly random candidate with probability min(1, d ln t/(t γ_f)); post-processing, no privacy cost).",
-			"Table 4's \"% NP\" is read as % of the row's non-private counterpart (LinUCB for the UCB rows, LinTS for the TS rows), as in Table 1; % of LinUCB is shown beside it (SPEC.md A18). Absolute regret is in every measured value and in results.md.",
+			"Table 4's \"% NP\" is read as % of the row's non-private counterpart (LinUCB for the UCB rows, LinTS for the TS rows), as in Table 1; % of LinUCB is shown beside it (docs/reproduction-decisions.md A18). Absolute regret is in every measured value and in results.md.",
 		},
 		Notes: []string{
-			"SPEC.md E14: the protocols are under-specified; all targets are soft (±5 pp).",
+			"Riyazat & Ukwatta, AdaPrivate-TS, Tables 4, 5, §4.6, §6; docs/reproductions.md E14: the protocols are under-specified; all targets are soft (±5 pp).",
 			"A13: with exact accounting amplification adds noise (σ_amp/q = 7.01 > σ = 4.90 at ε = 1, q = 0.5) and discards half the rewards, so the \"+ Amplification\" and \"+ Adaptive\" rows (which keeps amplification) are expected not to reproduce Table 4's gains.",
 			"A18: Table 4's rows do not match Tables 1/2 (B_ONLY-UCB 93.5 vs 95.2, +TS 95.2 vs 96.7, +Amp(q=.5) 96.8 vs 97.5), so at most one of the two tables can be matched closely; the ±5 pp soft tolerance covers both.",
-			"The baseline row is " + abNoiseName + ": (s, Σxxᵀ) released in one Gaussian step with symmetric matrix noise (SPEC.md §1.11). Its L2 sensitivity under replacement is 2, not SPEC's √2 (x′ = −x attains 2), so it certifies 2/σ-GDP and runs with twice AdaPrivate-UCB's noise at the same ε.",
+			"The baseline row is " + abNoiseName + ": (s, Σxxᵀ) released in one Gaussian step with symmetric matrix noise (docs/linear.md §1.11). Its L2 sensitivity under replacement is 2, not the paper-basis √2 (x′ = −x attains 2), so it certifies 2/σ-GDP and runs with twice AdaPrivate-UCB's noise at the same ε.",
 		},
 	}
 	r.Stages = []Stage{
@@ -99,7 +99,7 @@ func adaAblation() *Reproduction {
 			base = "LinTS"
 		}
 		r.Targets = append(r.Targets, Target{
-			ID: row.id, Name: "Table 4: " + row.label, Source: "SPEC.md E14; [ADA] Table 4",
+			ID: row.id, Name: "Table 4: " + row.label, Source: "docs/reproductions.md E14; [ADA] Table 4",
 			Target: fmt.Sprintf("%.1f %% of %s at ε = 1", row.target, base), Tolerance: "soft ±5 pp", ExpectedToFail: row.reason != "", Reason: row.reason,
 			Measure: levelCheck("ablation", row.label, row.base, base, lLinUCB, row.target, 5),
 		})
@@ -110,7 +110,7 @@ func adaAblation() *Reproduction {
 		Tolerance: "each increment not significantly negative: mean > −2 s.e. of the paired differences over the gap sweep's runs (60 at full size; docs/reproduction-decisions.md A28)",
 		Measure:   ablationIncrements,
 	}, Target{
-		ID: "E14.forced", Name: "forced exploration", Source: "SPEC.md E14; [ADA] §6.2",
+		ID: "E14.forced", Name: "forced exploration", Source: "docs/reproductions.md E14; [ADA] §6.2",
 		Target: "AdaPrivate with forced exploration at 94–96 % of non-private", Tolerance: "soft ±5 pp (in [89, 101])",
 		Measure: func(c *Context) (string, bool, error) {
 			a, err := adaLoad(c, "ablation")
@@ -132,8 +132,8 @@ func adaAblation() *Reproduction {
 	return r
 }
 
-// ablationIncrements checks the increments of the rows that SPEC.md does
-// not expect to fail: A&b → B_ONLY (when the baseline is registered) and
+// ablationIncrements checks the increments of the rows that
+// docs/reproduction-decisions.md does not expect to fail: A&b → B_ONLY (when the baseline is registered) and
 // B_ONLY → TS, each as % of its counterpart, paired by run over the gap
 // sweep (60 runs at full size). docs/reproduction-decisions.md A28: each passes when it is not
 // significantly negative.

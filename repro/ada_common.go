@@ -15,7 +15,7 @@ import (
 
 // [ADA] Riyazat & Ukwatta, "AdaPrivate-TS: Private Thompson Sampling for
 // Contextual Bandits with Privacy Amplification": the synthetic experiments
-// of §4 (SPEC.md E12 and E14). Shared by ada_synthetic.go, ada_ablation.go
+// of §4 (docs/reproductions.md E12, E14). Shared by ada_synthetic.go, ada_ablation.go
 // and ada_user.go.
 //
 // Every sweep of the three reproductions runs the same environment with the
@@ -25,7 +25,7 @@ import (
 
 const (
 	adaPaper = "[ADA] Riyazat & Ukwatta, AdaPrivate-TS"
-	// adaEnv is SPEC.md E12's environment. problem=per-run: run r draws its
+	// adaEnv is docs/reproductions.md E12's environment. problem=per-run: run r draws its
 	// own pool and θ* (the paper's "12 seeds" redraw the problem; with
 	// problem=fixed every run would face one θ*).
 	adaEnv   = "synthetic-linear:d=20,pool=100,k=5,theta=2,link=logistic,seed=1,problem=per-run"

@@ -12,7 +12,7 @@ import (
 )
 
 // ada-synthetic: [ADA] Tables 1, 2 and 6, §4.5 robustness over B and v, and
-// §4.9's R(T)/√T (SPEC.md E12).
+// §4.9's R(T)/√T ([ADA] §4; docs/reproductions.md E12).
 
 // Labels of the ada-synthetic policies.
 func lTS(eps float64) string       { return "AdaPrivate-TS ε=" + fmtG(eps) }
@@ -55,7 +55,7 @@ var (
 	adaPaperBatched  = []float64{83.3, 84.9, 87.5, 92.1}
 	// §4.9: R(T)/√T ranges at ε = 1 and 5 for T from 2500 to 20000.
 	adaScaling = map[float64][2]float64{1: {1.56, 1.75}, 5: {0.84, 0.88}}
-	// SPEC.md §1.11's ρ/σ table at δ = 1e-5 (ε = .5, 1, 2, 5, 10) and σ_amp
+	// docs/linear.md §1.11's ρ/σ table at δ = 1e-5 (ε = .5, 1, 2, 5, 10) and σ_amp
 	// table (rows ε = .5, 1, 5; columns q = .1, .3, .5, .7).
 	adaSigmaEps   = []float64{0.5, 1, 2, 5, 10}
 	adaRhoTable   = []float64{0.005314, 0.020820, 0.080045, 0.449623, 1.550355}
@@ -81,9 +81,9 @@ func adaSynthetic() *Reproduction {
 		Quick:       Size{Horizons: []int{2000}, Runs: 4},
 		Seed:        adaSeed, Env: adaEnv, Metric: Pseudo,
 		Setup: []string{
-			"Environment (SPEC.md E12): d = 20, a pool of 100 arms with features N(0, I) normalised to unit norm, θ* ~ N(0, I) rescaled to ‖θ*‖ = 2, 5 candidates per round uniformly without replacement, reward Bernoulli(σ(θ*ᵀx)). Each run draws its own problem (problem=per-run: the paper's 12 seeds); every policy of run r sees the same problem, candidates and reward uniforms (paired seeds).",
+			"Environment (Riyazat & Ukwatta, AdaPrivate-TS, §4; docs/reproductions.md E12): d = 20, a pool of 100 arms with features N(0, I) normalised to unit norm, θ* ~ N(0, I) rescaled to ‖θ*‖ = 2, 5 candidates per round uniformly without replacement, reward Bernoulli(σ(θ*ᵀx)). Each run draws its own problem (problem=per-run: the paper's 12 seeds); every policy of run r sees the same problem, candidates and reward uniforms (paired seeds).",
 			"T = 1e4, 12 runs, cold start, λ = v = α = 1, B = 300, δ = 1e-5, default hyperparameters (Table 1's \"default setting\"; no tuning).",
-			"σ = 1/sqrt(2ρ) with ρ = ρ_BS16(ε, δ) (the paper's procedure: σ = 9.700, 4.901, 2.499, 1.0545 at ε = .5, 1, 2, 5); TS-Amp's σ_amp from the exact subsampled-Gaussian RDP (SPEC.md A12), never Eq. 3.6; TS-Adaptive: v0 = 1.5, γ_v = 0.95.",
+			"σ = 1/sqrt(2ρ) with ρ = ρ_BS16(ε, δ) (the paper's procedure: σ = 9.700, 4.901, 2.499, 1.0545 at ε = .5, 1, 2, 5); TS-Amp's σ_amp from the exact subsampled-Gaussian RDP (docs/reproduction-decisions.md A12), never Eq. 3.6; TS-Adaptive: v0 = 1.5, γ_v = 0.95.",
 			"Table 6's CoreSet-Elimination-DP and Batched-Aggregation-DP (coreset-elim-dp, batched-agg-dp) at the same (ε, δ), with their ρ/K per batch.",
 			"Metrics: % of non-private counterpart = 100 × Σ_t μ_t(a_t) of the private policy over that of its counterpart (AdaPrivate-TS and its variants: LinTS; AdaPrivate-UCB and the baselines: LinUCB), run by run, mean over runs (the paper's ± is read as a s.d. across seeds and shown as such in results.md; checks show mean ± s.e.). Absolute regret is the pseudo-regret Σ_t (max_i μ_t(i) − μ_t(a_t)).",
 			"Robustness (§4.5): AdaPrivate-TS at ε = 1 with B ∈ {100, 300, 500, 1000} and v ∈ {0.5, 1, 1.5, 2}, as % of LinTS (v = 1). Scaling (§4.9): AdaPrivate-TS at ε = 1 and 5 with horizons T/4, T/2, T, 2T (2500 … 20000), R(T)/√T.",
@@ -91,8 +91,8 @@ func adaSynthetic() *Reproduction {
 			"results.md holds every row as % of the counterpart (± s.d.), % of LinUCB and absolute regret (± s.e.).",
 		},
 		Notes: []string{
-			"A13: with correct accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) (8.64 vs 4.90 at ε = 1, q = 0.3), and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out below AdaPrivate-TS; the Table 2 TS-Amp rows are expected not to reproduce and E12.A13 checks SPEC.md's prediction instead. SPEC.md E12 lists the TS-Adaptive row as expected to fail as well; since v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, it may reproduce anyway (then reported as \"passed (expected to fail)\").",
-			"§4.9 vs Table 1 (not in SPEC.md A18): R(T)/√T = 1.56–1.75 at ε = 1 means R(1e4) ≤ 175, but 96.7 % of non-private means a reward deficit of 3.3 % of the non-private reward (≈ 0.59·T here, and > 0.5·T for any policy better than random on this problem), i.e. ≥ 165 from privacy alone, on top of LinTS's own regret (≈ 400 here). The two cannot both hold for the pseudo-regret of this environment; the scaling targets are checked as printed.",
+			"A13: with correct accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) (8.64 vs 4.90 at ε = 1, q = 0.3), and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out below AdaPrivate-TS; the Table 2 TS-Amp rows are expected not to reproduce and E12.A13 checks the prediction of docs/reproduction-decisions.md A13 instead. docs/reproductions.md E12 lists the TS-Adaptive row as expected to fail as well; since v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, it may reproduce anyway (then reported as \"passed (expected to fail)\").",
+			"§4.9 vs Table 1 (not in docs/reproduction-decisions.md A18): R(T)/√T = 1.56–1.75 at ε = 1 means R(1e4) ≤ 175, but 96.7 % of non-private means a reward deficit of 3.3 % of the non-private reward (≈ 0.59·T here, and > 0.5·T for any policy better than random on this problem), i.e. ≥ 165 from privacy alone, on top of LinTS's own regret (≈ 400 here). The two cannot both hold for the pseudo-regret of this environment; the scaling targets are checked as printed.",
 			"A18: Table 4's rows do not match Tables 1/2; \"% of non-private counterpart\" (Table 1) vs \"% of LinUCB\" (Table 6) is ambiguous, so both are reported; \"±\" is read as a standard deviation over seeds.",
 			"Table 6's baselines follow docs/reproduction-decisions.md §1.12's fallback (no real source: Gaussian noise on each batch's statistics with ρ_batch = ρ/K); their rows test that fallback, not the paper's (unavailable) code, and docs/reproduction-decisions.md A28 marks them expected to fail.",
 			"docs/reproduction-decisions.md A28 (decided after the full-size results of e36bd09 were seen): the TS − UCB gap checks run on 60 paired runs with a not-significantly-negative criterion (12 runs could not resolve the published 0.5–1.5 pp gaps); the Table 6 rows and §4.9's R(T)/√T are expected to fail, for the reasons given with each check.",
@@ -176,20 +176,20 @@ func adaSynthetic() *Reproduction {
 	}
 	r.Targets = append(r.Targets, adaSigmaTargets()...)
 	r.Targets = append(r.Targets, Target{
-		ID: "E12.lints-vs-linucb", Name: "LinTS vs LinUCB", Source: "SPEC.md E12; [ADA] Table 1",
+		ID: "E12.lints-vs-linucb", Name: "LinTS vs LinUCB", Source: "docs/reproductions.md E12; [ADA] Table 1",
 		Target: "LinTS at 101.2 % of LinUCB", Tolerance: "±3 pp",
 		Measure: levelCheck("main", lLinTS, lLinUCB, "LinUCB", lLinUCB, 101.2, 3),
 	})
 	for i, e := range adaEpsilons {
 		r.Targets = append(r.Targets, Target{
-			ID: "E12.ts-eps" + fmtG(e), Name: "AdaPrivate-TS, ε = " + fmtG(e), Source: "SPEC.md E12; [ADA] Table 1",
+			ID: "E12.ts-eps" + fmtG(e), Name: "AdaPrivate-TS, ε = " + fmtG(e), Source: "docs/reproductions.md E12; [ADA] Table 1",
 			Target: fmt.Sprintf("%.1f %% of LinTS", adaPaperTS[i]), Tolerance: "±3 pp",
 			Measure: levelCheck("main", lTS(e), lLinTS, "LinTS", lLinUCB, adaPaperTS[i], 3),
 		})
 	}
 	for i, e := range adaEpsilons {
 		r.Targets = append(r.Targets, Target{
-			ID: "E12.ucb-eps" + fmtG(e), Name: "AdaPrivate-UCB, ε = " + fmtG(e), Source: "SPEC.md E12; [ADA] Table 1",
+			ID: "E12.ucb-eps" + fmtG(e), Name: "AdaPrivate-UCB, ε = " + fmtG(e), Source: "docs/reproductions.md E12; [ADA] Table 1",
 			Target: fmt.Sprintf("%.1f %% of LinUCB", adaPaperUCB[i]), Tolerance: "±3 pp",
 			Measure: levelCheck("main", lUCB(e), lLinUCB, "LinUCB", lLinUCB, adaPaperUCB[i], 3),
 		})
@@ -204,7 +204,7 @@ func adaSynthetic() *Reproduction {
 	}
 	for _, q := range adaAmpQs {
 		r.Targets = append(r.Targets, Target{
-			ID: "E12.amp-q" + fmtG(q), Name: "TS-Amp q = " + fmtG(q) + " row", Source: "SPEC.md E12, A13; [ADA] Table 2",
+			ID: "E12.amp-q" + fmtG(q), Name: "TS-Amp q = " + fmtG(q) + " row", Source: "docs/reproductions.md E12; docs/reproduction-decisions.md A13; [ADA] Table 2",
 			Target:    "Table 2: " + joinFloats(adaPaperAmp[q]) + " % of LinTS at ε = .5, 1, 2, 5",
 			Tolerance: "±3 pp each", ExpectedToFail: true,
 			Reason:  "docs/reproduction-decisions.md A13: with exact accounting the noise left on b after rescaling, σ_amp/q, exceeds σ at every tested (ε, q) and a fraction 1 − q of the rewards is discarded, so TS-Amp comes out at or below AdaPrivate-TS (E12.A13), not above it as Table 2 reports.",
@@ -212,13 +212,13 @@ func adaSynthetic() *Reproduction {
 		})
 	}
 	r.Targets = append(r.Targets, Target{
-		ID: "E12.adaptive", Name: "TS-Adaptive row", Source: "SPEC.md E12, A13; [ADA] Table 2",
+		ID: "E12.adaptive", Name: "TS-Adaptive row", Source: "docs/reproductions.md E12; docs/reproduction-decisions.md A13; [ADA] Table 2",
 		Target:    "Table 2: " + joinFloats(adaPaperAdaptive) + " % of LinTS at ε = .5, 1, 2, 5",
 		Tolerance: "±3 pp each", ExpectedToFail: true,
 		Reason:  "docs/reproduction-decisions.md E12 (with A13) lists the TS-Adaptive row of Table 2 as not expected to reproduce; v0 = 1.5, γ_v = 0.95 changes little at T = 1e4, so it may reproduce anyway (then \"passed (expected to fail)\").",
 		Measure: rowCheck("main", mapEps(lAdaptive), lLinTS, "LinTS", lLinUCB, adaPaperAdaptive, 3),
 	}, Target{
-		ID: "E12.A13", Name: "TS-Amp ≤ AdaPrivate-TS (A13)", Source: "SPEC.md A13",
+		ID: "E12.A13", Name: "TS-Amp ≤ AdaPrivate-TS (A13)", Source: "docs/reproduction-decisions.md A13",
 		Target:    "with exact accounting TS-Amp (q = 0.3, 0.5) comes out ≤ AdaPrivate-TS at every ε",
 		Tolerance: "paired difference ≤ 2 s.e. at each (ε, q)",
 		Measure:   a13Check,
@@ -235,7 +235,7 @@ func adaSynthetic() *Reproduction {
 		Reason:  "docs/reproduction-decisions.md A28: Batched-Agg is docs/reproduction-decisions.md §1.12's fallback construction ([ADA]'s source is missing), so Table 6's levels are not a target for it; its measured levels are reported here and in the results tables.",
 		Measure: rowCheck("main", mapEps(lBatched), lLinUCB, "LinUCB", lLinUCB, adaPaperBatched, 3),
 	}, Target{
-		ID: "E12.robust-B", Name: "robustness over B", Source: "SPEC.md E12; [ADA] §4.5",
+		ID: "E12.robust-B", Name: "robustness over B", Source: "docs/reproductions.md E12; [ADA] §4.5",
 		Target:    "AdaPrivate-TS at ε = 1: every B ∈ {100, 300, 500, 1000} ≥ 94.1 % of LinTS",
 		Tolerance: "−3 pp (min ≥ 91.1)",
 		Measure: floorCheck(func() []string {
@@ -246,7 +246,7 @@ func adaSynthetic() *Reproduction {
 			return ls
 		}(), 94.1, 3),
 	}, Target{
-		ID: "E12.robust-v", Name: "robustness over v", Source: "SPEC.md E12; [ADA] §4.5",
+		ID: "E12.robust-v", Name: "robustness over v", Source: "docs/reproductions.md E12; [ADA] §4.5",
 		Target:    "AdaPrivate-TS at ε = 1: every v ∈ {0.5, 1, 1.5, 2} ≥ 95.8 % of LinTS",
 		Tolerance: "−3 pp (min ≥ 92.8)",
 		Measure: floorCheck(func() []string {
@@ -429,11 +429,11 @@ func scalingCheck(e float64) func(c *Context) (string, bool, error) {
 	}
 }
 
-// adaSigmaTargets are the closed-form checks of SPEC.md §1.11's tables,
+// adaSigmaTargets are the closed-form checks of docs/linear.md §1.11's tables,
 // computed by linear.AdaPrivateSigma (the σ every sweep above runs with).
 func adaSigmaTargets() []Target {
 	return []Target{{
-		ID: "E12.sigma", Name: "ρ and σ table", Source: "SPEC.md §1.11 ✔",
+		ID: "E12.sigma", Name: "ρ and σ table", Source: "Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11 ✔",
 		Target:    "ρ = " + joinFloats(adaRhoTable) + "; σ = " + joinFloats(adaSigmaTable) + " at ε = .5, 1, 2, 5, 10, δ = 1e-5",
 		Tolerance: "printed digits or relative 1e-3",
 		Measure: func(*Context) (string, bool, error) {
@@ -459,7 +459,7 @@ func adaSigmaTargets() []Target {
 			return m, ok, nil
 		},
 	}, {
-		ID: "E12.sigma-amp", Name: "σ_amp table", Source: "SPEC.md §1.11 ✔, A12",
+		ID: "E12.sigma-amp", Name: "σ_amp table", Source: "Riyazat & Ukwatta, AdaPrivate-TS; docs/linear.md §1.11 ✔, A12",
 		Target:    "σ_amp at ε = .5, 1, 5 × q = .1, .3, .5, .7 (exact subsampled-Gaussian RDP, orders {2..6, 8, 16, 32, 64})",
 		Tolerance: "printed digits or relative 1e-3",
 		Measure: func(*Context) (string, bool, error) {

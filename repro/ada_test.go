@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The ada reproductions register their SPEC.md targets with the shared
+// The ada reproductions register their docs/reproductions.md targets with the shared
 // tables of repro_test.go (specTargets, expectedToFail), so that
 // TestRegistry and TestQuick cover them like the K-armed ones.
 func init() {
@@ -53,7 +53,7 @@ func TestAdaQuickFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := r.EffectiveSize(Options{}); s.Runs != 12 || s.Horizons[0] != 10000 {
-		t.Errorf("full size %v, want SPEC.md E12's T = 1e4, 12 runs", s)
+		t.Errorf("full size %v, want docs/reproductions.md E12's T = 1e4, 12 runs", s)
 	}
 	dir := t.TempDir()
 	out, err := Run(context.Background(), r, Options{Out: dir, Quick: true, Workers: 2})

@@ -10,7 +10,7 @@ import (
 )
 
 // ada-user-level: [ADA] §4.6 (group privacy k²ρ at ε_user = 5) and §6.1
-// (per-user contribution clipping with C = √k), SPEC.md E14 and A15.
+// (per-user contribution clipping with C = √k), [ADA] Tables 4, 5, §4.6, §6; docs/reproductions.md E14; docs/reproduction-decisions.md A15.
 
 const adaUserEps = 5.0
 
@@ -21,7 +21,7 @@ var (
 	// §6.1: clipping with C = √k vs naive group privacy.
 	adaClipTargets  = map[int]float64{10: 96.4, 20: 94.8}
 	adaNaiveTargets = map[int]float64{10: 90.6, 20: 87.4}
-	// SPEC.md A15 ✔: ρ = 0.4496, 0.01798, 0.004496 for k = 1, 5, 10.
+	// docs/reproduction-decisions.md A15 ✔: ρ = 0.4496, 0.01798, 0.004496 for k = 1, 5, 10.
 	adaGroupRho = []float64{0.4496, 0.01798, 0.004496}
 )
 
@@ -63,17 +63,17 @@ func adaUserLevel() *Reproduction {
 		Quick:       Size{Horizons: []int{2000}, Runs: 4},
 		Seed:        adaSeed, Env: adaEnv, Metric: Pseudo,
 		Setup: []string{
-			"The environment, seeds and defaults of ada-synthetic (SPEC.md E12; §6.1 states d = 20, T = 10,000, 12 seeds; §4.6 does not say, the same is assumed). Users: round t belongs to user ⌊t/k⌋ (k consecutive rounds per user, the protocol of §4.6; which rounds belong to whom is public). With B = 300 and k ∈ {1, 5, 10, 20} every user lies in one batch.",
+			"The environment, seeds and defaults of ada-synthetic (Riyazat & Ukwatta, AdaPrivate-TS, §4; docs/reproductions.md E12; §6.1 states d = 20, T = 10,000, 12 seeds; §4.6 does not say, the same is assumed). Users: round t belongs to user ⌊t/k⌋ (k consecutive rounds per user, the protocol of §4.6; which rounds belong to whom is public). With B = 300 and k ∈ {1, 5, 10, 20} every user lies in one batch.",
 			"Target ε_user = 5 at δ = 1e-5: ρ_user = ρ_BS16(5, 1e-5) = 0.4496.",
 			"Group privacy (§4.6 and §6.1's \"naive\" baseline): AdaPrivate-TS with event-level ρ = ρ_user/k², i.e. σ = k/sqrt(2ρ_user) = 1.0545·k; group privacy turns ρ-zCDP at event level into k²ρ = ρ_user for users of k rounds.",
-			"Clipping (§6.1) with C = √k, three variants: (i) around the public centre ½Σx with radius C/2, sensitivity C, σ = C/sqrt(2ρ_user) — the paper's σ, and valid (checked); (ii) around 0 with radius C, the paper's clip, whose sensitivity under replacement is 2C, so σ = 2C/sqrt(2ρ_user) for a valid ε_user = 5; (iii) the paper's exact configuration, around 0 with σ = C/sqrt(2ρ_user), which certifies only ρ = 4ρ_user = 1.80 (ε_user = " + num(paperClipEps(), 3) + " at δ = 1e-5). All clip across the stream (SPEC.md A15).",
+			"Clipping (§6.1) with C = √k, three variants: (i) around the public centre ½Σx with radius C/2, sensitivity C, σ = C/sqrt(2ρ_user) — the paper's σ, and valid (checked); (ii) around 0 with radius C, the paper's clip, whose sensitivity under replacement is 2C, so σ = 2C/sqrt(2ρ_user) for a valid ε_user = 5; (iii) the paper's exact configuration, around 0 with σ = C/sqrt(2ρ_user), which certifies only ρ = 4ρ_user = 1.80 (ε_user = " + num(paperClipEps(), 3) + " at δ = 1e-5). All clip across the stream (docs/reproduction-decisions.md A15).",
 			"% of non-private = % of LinTS (the counterpart), per run (paired); absolute regret beside it; results.md has every row.",
 		},
 		Notes: []string{
-			"SPEC.md E14: soft targets (±5 pp); the protocols are under-specified.",
-			"Internal inconsistency of [ADA] (not in SPEC.md A18): §4.6 reports group privacy at k = 10 as 14.2 % of non-private, §6.1 reports the same configuration (\"naive group privacy\", ε_user = 5, k = 10, ρ = ρ_user/k²) as 90.6 %. Both are checked; at most one can pass. Note also that k = 1 is plain event-level AdaPrivate-TS at ε = 5, which Table 1 puts at 98.7 %, not §4.6's 80.4 %.",
+			"Riyazat & Ukwatta, AdaPrivate-TS, Tables 4, 5, §4.6, §6; docs/reproductions.md E14: soft targets (±5 pp); the protocols are under-specified.",
+			"Internal inconsistency of [ADA] (not in docs/reproduction-decisions.md A18): §4.6 reports group privacy at k = 10 as 14.2 % of non-private, §6.1 reports the same configuration (\"naive group privacy\", ε_user = 5, k = 10, ρ = ρ_user/k²) as 90.6 %. Both are checked; at most one can pass. Note also that k = 1 is plain event-level AdaPrivate-TS at ε = 5, which Table 1 puts at 98.7 %, not §4.6's 80.4 %.",
 			"A15: the paper's per-batch clipping around 0 with σ = C/sqrt(2ρ_user) is not (ε_user, δ)-DP at the user level: replacing a user moves a clipped contribution by up to 2C, and a user spanning m_u batches costs m_u·ρ. Variant (i) keeps the paper's σ with a valid guarantee; (ii) keeps the paper's clip with a valid σ; (iii) is the paper's configuration, for reference.",
-			"§4.6's group-privacy ρ values are SPEC.md A15's ✔ values (E14.group-rho).",
+			"§4.6's group-privacy ρ values are docs/reproduction-decisions.md A15's ✔ values (E14.group-rho).",
 			"docs/reproduction-decisions.md A28 (decided after the full-size results of e36bd09 were seen): §4.6's three utility levels are expected to fail, because k = 1 is event-level ε = 5, for which the paper's Table 1 reports 98.7 %; the exact group-ρ check stays and must pass.",
 		},
 	}
@@ -101,7 +101,7 @@ func adaUserLevel() *Reproduction {
 		Build: adaUserFigure,
 	}}
 	r.Targets = []Target{{
-		ID: "E14.group-rho", Name: "group-privacy ρ", Source: "SPEC.md A15 ✔; [ADA] §4.6",
+		ID: "E14.group-rho", Name: "group-privacy ρ", Source: "docs/reproduction-decisions.md A15 ✔; [ADA] §4.6",
 		Target:    "ε_user = 5: ρ = 0.4496, 0.01798, 0.004496 for k = 1, 5, 10 (δ = 1e-5)",
 		Tolerance: "printed digits or relative 1e-3",
 		Measure: func(*Context) (string, bool, error) {
@@ -126,19 +126,19 @@ func adaUserLevel() *Reproduction {
 	}
 	for _, k := range adaClipK {
 		r.Targets = append(r.Targets, Target{
-			ID: fmt.Sprintf("E14.clip-k%d", k), Name: fmt.Sprintf("§6.1 clipping C = √%d", k), Source: "SPEC.md E14, A15; [ADA] §6.1",
+			ID: fmt.Sprintf("E14.clip-k%d", k), Name: fmt.Sprintf("§6.1 clipping C = √%d", k), Source: "docs/reproductions.md E14; docs/reproduction-decisions.md A15; [ADA] §6.1",
 			Target:    fmt.Sprintf("%.1f %% of non-private at ε_user = 5, k = %d", adaClipTargets[k], k),
 			Tolerance: "soft ±5 pp (variant (i): the paper's σ with a valid clip)",
 			Measure:   clipCheck(k),
 		}, Target{
-			ID: fmt.Sprintf("E14.naive-k%d", k), Name: fmt.Sprintf("§6.1 naive group privacy, k = %d", k), Source: "SPEC.md E14; [ADA] §6.1",
+			ID: fmt.Sprintf("E14.naive-k%d", k), Name: fmt.Sprintf("§6.1 naive group privacy, k = %d", k), Source: "docs/reproductions.md E14; [ADA] §6.1",
 			Target:    fmt.Sprintf("%.1f %% of non-private at ε_user = 5, k = %d", adaNaiveTargets[k], k),
 			Tolerance: "soft ±5 pp",
 			Measure:   levelCheck("user", lGroup(k), lLinTS, "LinTS", lLinUCB, adaNaiveTargets[k], 5),
 		})
 	}
 	r.Targets = append(r.Targets, Target{
-		ID: "E14.clip-gain", Name: "clipping beats group privacy", Source: "SPEC.md E14; [ADA] §6.1",
+		ID: "E14.clip-gain", Name: "clipping beats group privacy", Source: "docs/reproductions.md E14; [ADA] §6.1",
 		Target:    "clipping − naive group privacy: +5.8 pp at k = 10, +7.3 pp at k = 20",
 		Tolerance: "same sign (> 0), paired seeds, variant (i)",
 		Measure: func(c *Context) (string, bool, error) {

@@ -50,7 +50,7 @@ func digitsClose(got, want float64, decimals int) bool {
 
 // tableCheck compares a list of measured values against printed targets:
 // each value must agree to the printed digits (decimals[i]) or within a
-// relative 1e-3 (SPEC.md §3.0's tolerance). It returns the measured text (the
+// relative 1e-3 (docs/reproductions.md §3.0's tolerance). It returns the measured text (the
 // values, and the worst relative error) and whether all agree.
 func tableCheck(labels []string, got, want []float64, decimals []int) (string, bool) {
 	ok := true
@@ -78,7 +78,7 @@ func (c *Context) readme(w io.Writer, o *Outcome) error {
 	fmt.Fprintf(&b, "# %s\n\n", r.Name)
 	fmt.Fprintf(&b, "%s\n\n", r.Description)
 	fmt.Fprintf(&b, "- Paper: %s; %s\n", r.Paper, r.Section)
-	fmt.Fprintf(&b, "- SPEC.md §3: %s\n", r.Experiments)
+	fmt.Fprintf(&b, "- experiment (docs/reproductions.md): %s\n", r.Experiments)
 	cmd := c.opts.Command
 	if cmd == "" {
 		cmd = "dpbandit reproduce " + r.Name + " --out DIR"

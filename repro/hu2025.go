@@ -54,7 +54,7 @@ func dptsucbMu(T int, alpha float64) (paper, cert float64, err error) {
 // ---------------------------------------------------------------------------
 // E5, E6: DP-TS-UCB across α and T.
 
-// huE6 is SPEC.md E6's table: paper value [tight value], rows α, columns
+// huE6 is docs/reproductions.md E6's table: paper value [tight value], rows α, columns
 // T = 1e4, 1e5, 1e6.
 var (
 	huE6T     = []int{10000, 100000, 1000000}
@@ -73,11 +73,11 @@ func huAlpha() *Reproduction {
 		Seed:        huSeed, Env: huBernoulli, Metric: Pseudo,
 		Setup: []string{
 			"DP-TS-UCB ([HU] Alg 1) with c0 = sqrt(2πe), α ∈ {0, 0.25, 0.5, 0.75, 1}, on Bernoulli arms [0.95, 0.75, 0.55, 0.35, 0.15]; 20 runs ([HU] §5).",
-			"T is not stated in [HU]; SPEC.md E5 suggests {1e4, 1e5, 1e6}. The regret plotted is the pseudo-regret (the paper does not say which).",
-			"η (paper, Thm 4.4) and the tight value sqrt(⌊φ⌋/(ln T)^α) (SPEC.md A7) are read from mab's dp-ts-ucb report.",
+			"T is not stated in [HU]; docs/reproductions.md E5 suggests {1e4, 1e5, 1e6}. The regret plotted is the pseudo-regret (the paper does not say which).",
+			"η (paper, Thm 4.4) and the tight value sqrt(⌊φ⌋/(ln T)^α) (docs/reproduction-decisions.md A7) are read from mab's dp-ts-ucb report.",
 		},
 		Notes: []string{
-			"[HU]'s Thm 4.4 value sqrt(2φ/(ln T)^α) is valid but conservative (×√2 and the real φ); the project certifies sqrt(⌊φ⌋/(ln T)^α) (SPEC.md A7). Thm 4.6 omits the division by (ln T)^α and is not used.",
+			"[HU]'s Thm 4.4 value sqrt(2φ/(ln T)^α) is valid but conservative (×√2 and the real φ); the project certifies sqrt(⌊φ⌋/(ln T)^α) (docs/reproduction-decisions.md A7). Thm 4.6 omits the division by (ln T)^α and is not used.",
 			"At α = 1 the paper's η = sqrt(2c0) = 2.875 for every T; the tight value varies slightly with T through ⌊φ⌋ (2.031, 2.020, 2.031).",
 			"docs/reproduction-decisions.md A23: E5's α-order is checked in two parts, T ≥ 1e5 (E5.alpha-order, must pass) and T = 1e4 (E5.alpha-order-T1e4, expected to fail: the doubling epochs are too short there; see its reason).",
 		},
@@ -146,8 +146,8 @@ func huAlpha() *Reproduction {
 			Measure: func(c *Context) (string, bool, error) {
 				return huAlphaOrder(c, func(T int) bool { return T < huShortT })
 			}},
-		{ID: "E5.eta", Name: "runs' η match E6", Source: "SPEC.md §3 E5 (\"η matches the E6 table exactly\")",
-			Target:    "the η (paper) and tight value that the runs report (summary.json privacy) equal SPEC.md's E6 table at every run horizon in the table; η decreases in α at every T and is constant in T at α = 1",
+		{ID: "E5.eta", Name: "runs' η match E6", Source: "docs/reproductions.md E5 (\"η matches the E6 table exactly\")",
+			Target:    "the η (paper) and tight value that the runs report (summary.json privacy) equal docs/reproductions.md E6's table at every run horizon in the table; η decreases in α at every T and is constant in T at α = 1",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
 				ok := true
@@ -195,15 +195,15 @@ func huAlpha() *Reproduction {
 				}
 				return strings.Join(parts, "; ") + fmt.Sprintf("; α=1 constant: %s", num(alpha1[0], 6)), ok, nil
 			}},
-		{ID: "E6.paper", Name: "η table, Thm 4.4", Source: "SPEC.md §3 E6 (paper column)",
+		{ID: "E6.paper", Name: "η table, Thm 4.4", Source: "docs/reproductions.md E6 (paper column)",
 			Target:    "Thm 4.4's η = sqrt(2c0·T^((1−α)/2)·(ln T)^(1.5(1−α))) for α × T: " + e6Text(huE6Paper),
 			Tolerance: "printed digits or relative 1e-3",
 			Measure:   func(c *Context) (string, bool, error) { return huE6Check(false) }},
-		{ID: "E6.tight", Name: "η table, tight", Source: "SPEC.md §3 E6 (tight column); A7",
+		{ID: "E6.tight", Name: "η table, tight", Source: "docs/reproductions.md E6 (tight column); A7",
 			Target:    "tight sqrt(⌊φ⌋/(ln T)^α) for α × T: " + e6Text(huE6Tight),
 			Tolerance: "printed digits or relative 1e-3",
 			Measure:   func(c *Context) (string, bool, error) { return huE6Check(true) }},
-		{ID: "E6.phi", Name: "φ at T = 1e6", Source: "SPEC.md §3 E6",
+		{ID: "E6.phi", Name: "φ at T = 1e6", Source: "docs/reproductions.md E6",
 			Target:    "φ = c0·T^((1−α)/2)·(ln T)^((3−α)/2) at T = 1e6 for α = 0…1: 212220.6, 27179.5, 3480.9, 445.8, 57.10; checked as ⌊φ⌋ = cert²·(ln T)^α from the certified report",
 			Tolerance: "⌊φ⌋ exact",
 			Measure: func(c *Context) (string, bool, error) {
@@ -221,7 +221,7 @@ func huAlpha() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E6.eps-alpha1", Name: "ε at α = 1", Source: "SPEC.md §3 E6",
+		{ID: "E6.eps-alpha1", Name: "ε at α = 1", Source: "docs/reproductions.md E6",
 			Target:    "α = 1 (η = 2.875, Thm 4.4) gives ε = 15.78 at δ = 1e-5 and 17.21 at δ = 1e-6",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -338,8 +338,8 @@ func huSameBound() *Reproduction {
 			"η: paper values (Thm 4.4 for DP-TS-UCB, [OU] Lemma 4 for M-TS) and the project's certified values, from mab's reports.",
 		},
 		Notes: []string{
-			"SPEC.md A9: [HU]'s claim that DP-TS-UCB \"achieves better privacy\" fails at α = 0 (651.5 vs 447.2 by the papers' formulas; 460.7 vs 316.2 tight); it holds for α ≥ 0.25. The check E7.privacy-alpha0 is expected to fail.",
-			"SPEC.md A9: DP-TS-UCB at α = 0 beats vanilla TS-Gaussian's sqrt(T/2) only for T > 6.57e5 (paper bound) or T > 1.06e5 (tight); the Õ(T^{1/4}) gain is asymptotic.",
+			"docs/reproduction-decisions.md A9: [HU]'s claim that DP-TS-UCB \"achieves better privacy\" fails at α = 0 (651.5 vs 447.2 by the papers' formulas; 460.7 vs 316.2 tight); it holds for α ≥ 0.25. The check E7.privacy-alpha0 is expected to fail.",
+			"docs/reproduction-decisions.md A9: DP-TS-UCB at α = 0 beats vanilla TS-Gaussian's sqrt(T/2) only for T > 6.57e5 (paper bound) or T > 1.06e5 (tight); the Õ(T^{1/4}) gain is asymptotic.",
 		},
 	}
 	r.Stages = []Stage{func(c *Context) ([]Sweep, error) {
@@ -396,7 +396,7 @@ func huSameBound() *Reproduction {
 		return
 	}
 	r.Targets = []Target{
-		{ID: "E7.regret", Name: "DP-TS-UCB lower regret", Source: "SPEC.md §3 E7; [HU] Fig 4(a)",
+		{ID: "E7.regret", Name: "DP-TS-UCB lower regret", Source: "docs/reproductions.md E7; [HU] Fig 4(a)",
 			Target:    "DP-TS-UCB has lower mean final regret than M-TS (b = 0, c = 5(ln T)^α) at every α",
 			Tolerance: "comparison of means (paired s.e. shown)",
 			Measure: func(c *Context) (string, bool, error) {
@@ -413,7 +413,7 @@ func huSameBound() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E7.mts-eta", Name: "M-TS η list", Source: "SPEC.md §3 E7",
+		{ID: "E7.mts-eta", Name: "M-TS η list", Source: "docs/reproductions.md E7",
 			Target:    "M-TS (b = 0, c = 5(ln T)^α) at T = 1e6, paper formula sqrt(T/(c(b+1))): 447.2, 322.1, 232.0, 167.1, 120.3",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -430,7 +430,7 @@ func huSameBound() *Reproduction {
 				m, ok := tableCheck(labels, got, huE7MTSEta, dec)
 				return m, ok, nil
 			}},
-		{ID: "E7.privacy-alpha0", Name: "better privacy at α = 0", Source: "SPEC.md A9; [HU] §5.2, Fig 4(b)",
+		{ID: "E7.privacy-alpha0", Name: "better privacy at α = 0", Source: "docs/reproduction-decisions.md A9; [HU] §5.2, Fig 4(b)",
 			Target:         "the paper's claim at α = 0: DP-TS-UCB has a smaller η than M-TS (b = 0, c = 5), by the paper formulas and by the certified values",
 			Tolerance:      "η_DP-TS-UCB < η_M-TS on both bases",
 			ExpectedToFail: true,
@@ -440,11 +440,11 @@ func huSameBound() *Reproduction {
 				if err != nil {
 					return "", false, err
 				}
-				return fmt.Sprintf("paper %.1f vs %.1f; certified %.1f vs %.1f (SPEC.md: 651.5 vs 447.2; 460.7 vs 316.2)", dpP, mP, dpC, mC),
+				return fmt.Sprintf("paper %.1f vs %.1f; certified %.1f vs %.1f (docs/findings.md A9: 651.5 vs 447.2; 460.7 vs 316.2)", dpP, mP, dpC, mC),
 					dpP < mP && dpC < mC, nil
 			}},
-		{ID: "E7.privacy-alpha-pos", Name: "better privacy at α ≥ 0.25", Source: "SPEC.md A9; [HU] §5.2, Fig 4(b)",
-			Target:    "at α ∈ {0.25, 0.5, 0.75, 1}, DP-TS-UCB has a smaller η than M-TS, by the paper formulas and by the certified values (SPEC.md: 167.9 vs 322.1 at α = 0.25)",
+		{ID: "E7.privacy-alpha-pos", Name: "better privacy at α ≥ 0.25", Source: "docs/reproduction-decisions.md A9; [HU] §5.2, Fig 4(b)",
+			Target:    "at α ∈ {0.25, 0.5, 0.75, 1}, DP-TS-UCB has a smaller η than M-TS, by the paper formulas and by the certified values (docs/findings.md A9: 167.9 vs 322.1 at α = 0.25)",
 			Tolerance: "η_DP-TS-UCB < η_M-TS on both bases",
 			Measure: func(c *Context) (string, bool, error) {
 				ok := true
@@ -459,7 +459,7 @@ func huSameBound() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E7.A9-crossover", Name: "α = 0 vs vanilla TS", Source: "SPEC.md A9",
+		{ID: "E7.A9-crossover", Name: "α = 0 vs vanilla TS", Source: "docs/reproduction-decisions.md A9",
 			Target:    "DP-TS-UCB(α = 0) has a smaller η than TS-Gaussian's sqrt(T/2) only for T > 6.57e5 (paper bound) and T > 1.06e5 (tight)",
 			Tolerance: "printed digits (3 significant)",
 			Measure: func(c *Context) (string, bool, error) {
@@ -512,7 +512,7 @@ func huCrossover(tight bool) (int, error) {
 // ---------------------------------------------------------------------------
 // E8: equal privacy, M-TS with c from [HU] App E.1.
 
-// huE1CTable is SPEC.md §3.0's list of App E.1 c values at T = 1e6.
+// huE1CTable is docs/reproductions.md §3.0's list of App E.1 c values at T = 1e6.
 var huE1CTable = map[float64][]float64{
 	0: {2.3560, 1.1780},
 	1: {120985, 60493, 241.49, 120.86, 60.462, 24.192, 1.2098},
@@ -547,9 +547,9 @@ func huSamePrivacy() *Reproduction {
 			"T = 1e6, 20 runs, [HU]'s arms.",
 		},
 		Notes: []string{
-			"SPEC.md A8: [HU] §5.3's main text prints the square root of App E.1's c; only App E.1's formula equates the GDPs and reproduces c = 1.1780 and 60.462 (check E8.A8-sqrt is expected to fail).",
-			"SPEC.md A8: at α = 0 every b ≥ 2 gives c < 1 (b = 500: c = 0.0047), outside M-TS's c ≥ 1 regret regime; the privacy formula still holds, and the paper's grid includes them, so they are run.",
-			"b = 100000 spends half of T = 1e6 on pre-pulls (SPEC.md A4).",
+			"docs/reproduction-decisions.md A8: [HU] §5.3's main text prints the square root of App E.1's c; only App E.1's formula equates the GDPs and reproduces c = 1.1780 and 60.462 (check E8.A8-sqrt is expected to fail).",
+			"docs/reproduction-decisions.md A8: at α = 0 every b ≥ 2 gives c < 1 (b = 500: c = 0.0047), outside M-TS's c ≥ 1 regret regime; the privacy formula still holds, and the paper's grid includes them, so they are run.",
+			"b = 100000 spends half of T = 1e6 on pre-pulls (docs/reproduction-decisions.md A4).",
 			"docs/reproduction-decisions.md A24: at α = 0 the paper's \"M-TS slightly ahead, small gap\" does not reproduce (DP-TS-UCB has about 3× M-TS's regret, confirmed by an independent implementation); E8.alpha0-gap is expected to fail and shows the measured gap.",
 			"The equal-privacy comparison is on the papers' formulas, as in [HU]; the certified values of the two policies are smaller by different factors (see sweeps/*/summary.json), so on the certified basis the privacy is not exactly equal.",
 		},
@@ -629,7 +629,7 @@ func huSamePrivacy() *Reproduction {
 		}
 	}
 	r.Targets = []Target{
-		{ID: "E8.c-values", Name: "App E.1 c values", Source: "SPEC.md §3.0 (M-TS c for equal privacy), A8",
+		{ID: "E8.c-values", Name: "App E.1 c values", Source: "docs/reproductions.md §3.0 (M-TS c for equal privacy), A8",
 			Target:    "c at T = 1e6: α = 0, b = {0, 1}: {2.3560, 1.1780}; α = 1, b = {0, 1, 500, 1000, 2000, 5000, 1e5}: {120985, 60493, 241.49, 120.86, 60.462, 24.192, 1.2098}",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -647,7 +647,7 @@ func huSamePrivacy() *Reproduction {
 				m, ok := tableCheck(labels, got, want, dec)
 				return m, ok, nil
 			}},
-		{ID: "E8.A8-sqrt", Name: "§5.3 main-text c formula", Source: "SPEC.md A8; [HU] §5.3",
+		{ID: "E8.A8-sqrt", Name: "§5.3 main-text c formula", Source: "docs/reproduction-decisions.md A8; [HU] §5.3",
 			Target:         "the paper's main-text formula c = sqrt(T^((1+α)/2)(ln T)^(−1.5(1−α))/(2c0(b+1))) gives the reported c = 1.18 (α = 0, b = 1) and 60.46 (α = 1, b = 2000)",
 			Tolerance:      "printed digits",
 			ExpectedToFail: true,
@@ -655,10 +655,10 @@ func huSamePrivacy() *Reproduction {
 			Measure: func(c *Context) (string, bool, error) {
 				c0 := math.Sqrt(mab.HuE1C(huT, 0, 1, mab.DefaultC0))
 				c1 := math.Sqrt(mab.HuE1C(huT, 1, 2000, mab.DefaultC0))
-				return fmt.Sprintf("c = %.4f and %.4f (SPEC.md: 1.085 and 7.776)", c0, c1),
+				return fmt.Sprintf("c = %.4f and %.4f (docs/findings.md A8: 1.085 and 7.776)", c0, c1),
 					digitsClose(c0, 1.18, 2) && digitsClose(c1, 60.46, 2), nil
 			}},
-		{ID: "E8.equal-privacy", Name: "equal GDP", Source: "SPEC.md §3 E8; [HU] App E.1",
+		{ID: "E8.equal-privacy", Name: "equal GDP", Source: "docs/reproductions.md E8; [HU] App E.1",
 			Target:    "every M-TS configuration's paper GDP value equals DP-TS-UCB(α)'s (Thm 4.4) at the run's horizon",
 			Tolerance: "relative 1e-9",
 			Measure: func(c *Context) (string, bool, error) {
@@ -679,11 +679,11 @@ func huSamePrivacy() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E8.argmin-alpha0", Name: "best b at α = 0", Source: "SPEC.md §3 E8; [HU] App E.1",
+		{ID: "E8.argmin-alpha0", Name: "best b at α = 0", Source: "docs/reproductions.md E8; [HU] App E.1",
 			Target:    "the paper's best b = 1 (c = 1.18) at α = 0: its mean final regret is within 1 s.e. of the best mean over the grid",
 			Tolerance: "mean(b=1) − min mean ≤ sqrt(s.e.(b=1)² + s.e.(best)²)",
 			Measure:   argmin(0)},
-		{ID: "E8.argmin-alpha1", Name: "best b at α = 1", Source: "SPEC.md §3 E8; [HU] App E.1",
+		{ID: "E8.argmin-alpha1", Name: "best b at α = 1", Source: "docs/reproductions.md E8; [HU] App E.1",
 			Target:    "the paper's best b = 2000 (c = 60.46) at α = 1: its mean final regret is within 1 s.e. of the best mean over the grid",
 			Tolerance: "mean(b=2000) − min mean ≤ sqrt(s.e.(b=2000)² + s.e.(best)²)",
 			Measure:   argmin(1)},
@@ -706,7 +706,7 @@ func huSamePrivacy() *Reproduction {
 				return fmt.Sprintf("DP-TS-UCB %s, %s %s; difference %s, relative %.3f", pm(dp.Mean(), dp.SE()), pb.Label,
 					pm(pb.Mean(), pb.SE()), pm(d, se), rel), rel >= 0 && rel <= 0.25, nil
 			}},
-		{ID: "E8.alpha1-dptsucb", Name: "α = 1: DP-TS-UCB clearly ahead", Source: "SPEC.md §3 E8; [HU] §5.3, Fig 5(b)",
+		{ID: "E8.alpha1-dptsucb", Name: "α = 1: DP-TS-UCB clearly ahead", Source: "docs/reproductions.md E8; [HU] §5.3, Fig 5(b)",
 			Target:    "at α = 1, DP-TS-UCB's mean final regret is below M-TS (b = 2000)'s by more than 2 s.e. of the paired difference and by at least 20%",
 			Tolerance: "2 s.e. (paired) and ratio ≤ 0.8",
 			Measure: func(c *Context) (string, bool, error) {
@@ -754,10 +754,10 @@ func huPureDP() *Reproduction {
 		Setup: []string{
 			"DP-TS-UCB(α) and M-TS-Gaussian with the paper's best (b, c) at the same GDP (α = 0: b = 1, c = 1.178; α = 1: b = 2000, c = 60.46; [HU] App E.1) for α ∈ {0, 1}.",
 			"DP-SE, Anytime-Lazy-UCB and Lazy-DP-TS at pure ε = 0.5, with their default constants.",
-			"T = 1e6 (assumed; SPEC.md E9), 20 runs, [HU]'s arms.",
+			"T = 1e6 (assumed; docs/reproductions.md E9), 20 runs, [HU]'s arms.",
 		},
 		Notes: []string{
-			"SPEC.md lists no target for E9 (the figure is lost); the checks are the three sentences of [HU] App E.2's text.",
+			"docs/reproductions.md lists no target for E9 (the figure is lost); the checks are the three sentences of [HU] App E.2's text.",
 			"The comparison is not at equal privacy: DP-TS-UCB at α = 1 is 2.875-GDP by Thm 4.4, i.e. ε = 17.2 at δ = 1e-6, and at α = 0 651-GDP, while the pure-DP algorithms are 0.5-DP with δ = 0.",
 			"Lazy-DP-TS and Anytime-Lazy-UCB run with mab's defaults: Lazy-DP-TS in its published form (offset 3·log₂ t/(ε·O), docs/reproduction-decisions.md A22) and Anytime-Lazy-UCB with its widths read with log₂ (docs/reproduction-decisions.md A26, an assumption; E4 shows both readings). Their regret depends on these forms.",
 		},
@@ -813,7 +813,7 @@ func huPureDP() *Reproduction {
 		return
 	}
 	r.Targets = []Target{
-		{ID: "E9.alpha0", Name: "α = 0: both beat pure DP", Source: "[HU] App E.2 text (SPEC.md E9 lists no target)",
+		{ID: "E9.alpha0", Name: "α = 0: both beat pure DP", Source: "[HU] App E.2 text (docs/reproductions.md E9 lists no target)",
 			Target:    "at α = 0 both DP-TS-UCB and M-TS have lower mean final regret than every ε = 0.5 pure-DP algorithm",
 			Tolerance: "comparison of means",
 			Measure: func(c *Context) (string, bool, error) {

@@ -78,7 +78,7 @@ func armVariances(spec string) ([]float64, error) {
 }
 
 // mtsGridSweeps returns one sweep per η: M-TS-Gaussian over mab.MTSGrid
-// (SPEC.md E1's grid of b, c = T/(η²(b+1)) on the paper basis, c ≥ 1,
+// (docs/reproductions.md E1's grid of b, c = T/(η²(b+1)) on the paper basis, c ≥ 1,
 // bK < T). extra policies are appended to every sweep with their labels.
 func mtsGridSweeps(c *Context, envSpec string, etas []float64, key func(int) string,
 	extra func(i int) ([]bandit.Spec, []string)) ([]Sweep, error) {
@@ -150,15 +150,15 @@ func ouGrid(name, exp, section, envSpec, fig, desc string, bernoulli bool) *Repr
 		Quick: Size{Horizons: []int{100000}, Runs: 3},
 		Seed:  ouSeed, Env: envSpec, Metric: Realised,
 		Setup: []string{
-			"M-TS-Gaussian ([OU] Alg 2) with (b, c) on c(b+1) = T/η² ([OU] Lemma 4, the paper's value; SPEC.md E1) for η ∈ {1, 2, 5}.",
-			"b over SPEC.md E1's suggested grid {0, 1, 9, 49, 99, 199, 499, 999, 1999, 3999, 4999, 9999, 19999} (mab.MTSGrid), keeping c ≥ 1 and 5b < T; the paper's pairs were only in the lost figure legends.",
+			"M-TS-Gaussian ([OU] Alg 2) with (b, c) on c(b+1) = T/η² ([OU] Lemma 4, the paper's value; docs/reproductions.md E1) for η ∈ {1, 2, 5}.",
+			"b over docs/reproductions.md E1's suggested grid {0, 1, 9, 49, 99, 199, 499, 999, 1999, 3999, 4999, 9999, 19999} (mab.MTSGrid), keeping c ≥ 1 and 5b < T; the paper's pairs were only in the lost figure legends.",
 			"All policies of a run see the same reward table (common random numbers; sim), so comparisons between (b, c) and between η are paired.",
 			"The pre-pull regret is read from the same runs exactly at t = bK (sim's extra checkpoint rounds: bK, bK/2 and T/2 are recorded besides the log grid).",
 		},
 		Notes: []string{
-			"Standard TS (b = 0, c = 1) is not run: at T = 1e5 it is 316-GDP by Lemma 4 (223.6 by Lemma 3, SPEC.md A3), far outside the budgets, as in the paper.",
-			"The (b, c) pairs are SPEC.md's suggested grid, not the paper's (lost); targets are qualitative, so the grid only has to span small, intermediate and large b.",
-			"Calibration uses the paper's Lemma 4 value (valid but loose, SPEC.md A3/A4); the certified values of the same policies are smaller (see sweeps/*/summary.json).",
+			"Standard TS (b = 0, c = 1) is not run: at T = 1e5 it is 316-GDP by Lemma 4 (223.6 by Lemma 3, docs/reproduction-decisions.md A3), far outside the budgets, as in the paper.",
+			"The (b, c) pairs are the grid of docs/reproductions.md E1, not the paper's (lost); targets are qualitative, so the grid only has to span small, intermediate and large b.",
+			"Calibration uses the paper's Lemma 4 value (valid but loose, docs/reproduction-decisions.md A3, A4); the certified values of the same policies are smaller (see sweeps/*/summary.json).",
 		},
 	}
 	r.Stages = []Stage{func(c *Context) ([]Sweep, error) {
@@ -176,16 +176,16 @@ func ouGrid(name, exp, section, envSpec, fig, desc string, bernoulli bool) *Repr
 			}
 			return wide(3, panels...), nil
 		}}}
-	src := "SPEC.md §3 " + exp
+	src := "docs/reproductions.md " + exp
 	if !bernoulli {
 		src += " (\"same qualitative targets\" as E1)"
 	}
 	r.Targets = []Target{
-		{ID: exp + ".calibration", Name: "(b, c) on c(b+1) = T/η²", Source: "SPEC.md §3 E1; [OU] Lemma 4",
+		{ID: exp + ".calibration", Name: "(b, c) on c(b+1) = T/η²", Source: "docs/reproductions.md E1; [OU] Lemma 4",
 			Target:    "every configuration has the paper's GDP value sqrt(T/(c(b+1))) = η, c ≥ 1 and 5b < T",
 			Tolerance: "relative 1e-9",
 			Measure:   func(c *Context) (string, bool, error) { return ouCalibration(c, ouEtas, etaKey) }},
-		{ID: exp + ".prepull", Name: "pre-pull regret", Source: "SPEC.md §3 E1 (exact target)" + map[bool]string{true: "", false: ", applied to E2's arms"}[bernoulli],
+		{ID: exp + ".prepull", Name: "pre-pull regret", Source: "docs/reproductions.md E1 (exact target)" + map[bool]string{true: "", false: ", applied to E2's arms"}[bernoulli],
 			Target:    "mean realised regret after the bK pre-pull rounds = b·Σ_a Δ_a (1.25b on E1), per-run s.d. sqrt(b·Σ_a Var_a) (sqrt(1.094b) on E1), for every b ≥ 1 of the grid",
 			Tolerance: "|mean − expectation| ≤ 3 s.e. for every b",
 			Measure:   func(c *Context) (string, bool, error) { return ouPrepull(c, envSpec) }},

@@ -16,7 +16,7 @@ import (
 // ouFigT is the horizon of [OU] Figs 1 and 4.
 const ouFigT = 1000
 
-// ouFig1Products are the values of c(b+1) of SPEC.md §3.0's Fig 1 table;
+// ouFig1Products are the values of c(b+1) of docs/reproductions.md §3.0's Fig 1 table;
 // Fig 1 varies b with c = 1 (top) and c with b = 0 (bottom).
 var ouFig1Products = []int{1, 2, 11, 101}
 
@@ -67,7 +67,7 @@ func ouRDPEpsilon(T int, delta float64) float64 {
 
 // ouCor1Epsilon is [OU] Corollary 1 (advanced composition of Thm 7) for N
 // arms and T rounds at total δ_TS, minimised over the per-round δ ∈ (0,
-// δ_TS/T) (the paper does not say how it split δ). SPEC.md A5: Thm 7, hence
+// δ_TS/T) (the paper does not say how it split δ). docs/reproduction-decisions.md A5: Thm 7, hence
 // this curve, is invalid (it under-reports); it is drawn only with that
 // label.
 func ouCor1Epsilon(T, N int, deltaTS float64) float64 {
@@ -85,7 +85,7 @@ func ouCor1Epsilon(T, N int, deltaTS float64) float64 {
 	return bestEps
 }
 
-const invalidLabel = "Standard DP, Cor. 1 — INVALID (SPEC.md A5: Thm 7 under-reports)"
+const invalidLabel = "Standard DP, Cor. 1 — INVALID (docs/reproduction-decisions.md A5: Thm 7 under-reports)"
 
 func ouPrivacyCurves() *Reproduction {
 	deltas := logGrid(1e-10, 0.1, 120)
@@ -100,7 +100,7 @@ func ouPrivacyCurves() *Reproduction {
 			"Closed form: --runs and --horizon do not apply.",
 		},
 		Notes: []string{
-			"The Standard DP curve of Fig 4 ([OU] Thm 7 / Cor. 1) rests on Lemma 12, which is wrong (SPEC.md A5): it is drawn only with an INVALID label, and the checks E3.A5-* show why. The paper's statement that GDP and RDP are tighter than it compares against an under-reporting bound.",
+			"The Standard DP curve of Fig 4 ([OU] Thm 7 / Cor. 1) rests on Lemma 12, which is wrong (docs/reproduction-decisions.md A5): it is drawn only with an INVALID label, and the checks E3.A5-* show why. The paper's statement that GDP and RDP are tighter than it compares against an under-reporting bound.",
 			"The paper does not say how Cor. 1 splits δ_TS between the T rounds and the composition; the curve takes the most favourable split, which is still far above GDP and RDP.",
 			"The Fig 1 c-values of the bottom panel are not stated in the paper; c ∈ {1, 2, 11, 101} gives the same c(b+1) as the top panel, which is all that matters (caption of Fig 1).",
 		},
@@ -131,7 +131,7 @@ func ouPrivacyCurves() *Reproduction {
 				}
 				return wide(2, top, bot), nil
 			}},
-		{File: "fig4_ts_privacy", Caption: "[OU] Fig 4: ε as a function of δ for TS-Gaussian at T = 1000 by GDP (Thm 3), RDP (Thm 8) and Standard DP (Cor. 1, INVALID per SPEC.md A5, dashed grey); N = 2 (left) and N = 10 (right).",
+		{File: "fig4_ts_privacy", Caption: "[OU] Fig 4: ε as a function of δ for TS-Gaussian at T = 1000 by GDP (Thm 3), RDP (Thm 8) and Standard DP (Cor. 1, INVALID per docs/reproduction-decisions.md A5, dashed grey); N = 2 (left) and N = 10 (right).",
 			Build: func(c *Context) (report.Figure, error) {
 				mu, err := paperMu("ts-gaussian", 2, ouFigT, nil)
 				if err != nil {
@@ -157,7 +157,7 @@ func ouPrivacyCurves() *Reproduction {
 			}},
 	}
 	r.Targets = []Target{
-		{ID: "E3.gdp-eps-table", Name: "GDP → ε table", Source: "SPEC.md §3.0 (GDP → ε)",
+		{ID: "E3.gdp-eps-table", Name: "GDP → ε table", Source: "docs/reproductions.md §3.0 (GDP → ε)",
 			Target:    "ε at δ = 1e-6 / 1e-5 for η = 1: 4.8866 / 4.3772; η = 2: 10.9972 / 9.9973; η = 5: 35.5663 / 33.1037; η = 10: 96.7173 / 91.8173",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -179,7 +179,7 @@ func ouPrivacyCurves() *Reproduction {
 				m, ok := tableCheck(labels, got, w, dec)
 				return m, ok, nil
 			}},
-		{ID: "E3.fig1-eta", Name: "Fig 1 GDP parameters", Source: "SPEC.md §3.0 (Fig 1 table); [OU] Thm 4",
+		{ID: "E3.fig1-eta", Name: "Fig 1 GDP parameters", Source: "docs/reproductions.md §3.0 (Fig 1 table); [OU] Thm 4",
 			Target:    "η = sqrt(T/(c(b+1))) at T = 1000 for c(b+1) = 1, 2, 11, 101: 31.62, 22.36, 9.535, 3.147, the same whether b or c varies",
 			Tolerance: "printed digits or relative 1e-3; b- and c-variation equal to relative 1e-12",
 			Measure: func(c *Context) (string, bool, error) {
@@ -204,7 +204,7 @@ func ouPrivacyCurves() *Reproduction {
 				m, ok := tableCheck(labels, got, want, dec)
 				return m + fmt.Sprintf("; b/c symmetric: %v", sym), ok && sym, nil
 			}},
-		{ID: "E3.fig1-eps", Name: "Fig 1 ε checkpoints", Source: "SPEC.md §3.0 (Fig 1 table)",
+		{ID: "E3.fig1-eps", Name: "Fig 1 ε checkpoints", Source: "docs/reproductions.md §3.0 (Fig 1 table)",
 			Target:    "ε at δ = 1e-2, 1e-4, 1e-6: c(b+1)=1: 572.6, 616.7, 649.4; 2: 301.1, 332.2, 355.4; 11: 66.74, 80.07, 89.97; 101: 11.53, 16.00, 19.30",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -230,7 +230,7 @@ func ouPrivacyCurves() *Reproduction {
 				m, ok := tableCheck(labels, got, w, dec)
 				return m, ok, nil
 			}},
-		{ID: "E3.fig4-gdp", Name: "Fig 4 GDP checkpoints", Source: "SPEC.md §3.0 (Fig 4 table); [OU] Thm 3",
+		{ID: "E3.fig4-gdp", Name: "Fig 4 GDP checkpoints", Source: "docs/reproductions.md §3.0 (Fig 4 table); [OU] Thm 3",
 			Target:    "TS at T = 1000, η = sqrt(500): ε = 301.07 at δ = 1e-2 and 355.38 at δ = 1e-6",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -246,7 +246,7 @@ func ouPrivacyCurves() *Reproduction {
 				m, ok := tableCheck([]string{"δ=1e-2", "δ=1e-6"}, []float64{e2, e6}, []float64{301.07, 355.38}, []int{2, 2})
 				return fmt.Sprintf("η = %.4f; %s", mu, m), ok, nil
 			}},
-		{ID: "E3.fig4-rdp", Name: "Fig 4 RDP checkpoints", Source: "SPEC.md §3.0 (Fig 4 table); [OU] Thm 8",
+		{ID: "E3.fig4-rdp", Name: "Fig 4 RDP checkpoints", Source: "docs/reproductions.md §3.0 (Fig 4 table); [OU] Thm 8",
 			Target:    "T/4 + sqrt(T ln(1/δ)) at T = 1000: 317.86 at δ = 1e-2 and 367.54 at δ = 1e-6",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -254,7 +254,7 @@ func ouPrivacyCurves() *Reproduction {
 					[]float64{317.86, 367.54}, []int{2, 2})
 				return m, ok, nil
 			}},
-		{ID: "E3.gdp-le-rdp", Name: "GDP never worse than RDP", Source: "SPEC.md §3.0 (\"GDP ≤ RDP, as the paper claims\"); [OU] App C.3",
+		{ID: "E3.gdp-le-rdp", Name: "GDP never worse than RDP", Source: "docs/reproductions.md §3.0 (\"GDP ≤ RDP, as the paper claims\"); [OU] App C.3",
 			Target:    "ε_GDP(δ) ≤ ε_RDP(δ) at T = 1000 for every δ of the figure grid [1e-10, 0.1] (120 points)",
 			Tolerance: "exact inequality",
 			Measure: func(c *Context) (string, bool, error) {
@@ -274,7 +274,7 @@ func ouPrivacyCurves() *Reproduction {
 				}
 				return fmt.Sprintf("min over δ of ε_RDP − ε_GDP = %.3f (at δ = %.2g)", minGap, at), minGap >= 0, nil
 			}},
-		{ID: "E3.stddp-label", Name: "Cor. 1 curve labelled invalid", Source: "SPEC.md §3 E3; A5",
+		{ID: "E3.stddp-label", Name: "Cor. 1 curve labelled invalid", Source: "docs/reproductions.md E3; A5",
 			Target:    "the Standard DP (Cor. 1) curve of Fig 4 is drawn only with an \"invalid\" label",
 			Tolerance: "label contains INVALID",
 			Measure: func(c *Context) (string, bool, error) {
@@ -300,7 +300,7 @@ func ouPrivacyCurves() *Reproduction {
 				}
 				return fmt.Sprintf("min ε_Cor1/max(ε_GDP, ε_RDP) = %.2f", minRatio), minRatio >= 2, nil
 			}},
-		{ID: "E3.A5-thm7", Name: "Thm 7 per-round (ε, δ)", Source: "SPEC.md A5; [OU] Thm 7",
+		{ID: "E3.A5-thm7", Name: "Thm 7 per-round (ε, δ)", Source: "docs/reproduction-decisions.md A5; [OU] Thm 7",
 			Target:         "the paper's claim: one TS round (N = 2, n ≥ 1, i.e. a 1/√2-GDP Gaussian shift) is (ε, δ)-DP with ε = sqrt(ln((N−1)/(2δ)))/(2√2) = 1.2807 at δ = 1e-6",
 			Tolerance:      "true δ at that ε ≤ 1e-6",
 			ExpectedToFail: true,
@@ -311,9 +311,9 @@ func ouPrivacyCurves() *Reproduction {
 				if err != nil {
 					return "", false, err
 				}
-				return fmt.Sprintf("ε = %.4f carries true δ = %.4f (SPEC.md: 0.0177)", e, d), d <= 1e-6, nil
+				return fmt.Sprintf("ε = %.4f carries true δ = %.4f (docs/findings.md A5: 0.0177)", e, d), d <= 1e-6, nil
 			}},
-		{ID: "E3.A5-lemma12", Name: "Lemma 12 Gaussian shift", Source: "SPEC.md A5; [OU] Lemma 12",
+		{ID: "E3.A5-lemma12", Name: "Lemma 12 Gaussian shift", Source: "docs/reproduction-decisions.md A5; [OU] Lemma 12",
 			Target:         "the paper's claim: a Gaussian shift a ≤ 2ε/sqrt(ln(1/(2δ))) (unit variance) is (ε, δ)-DP; at ε = 1, δ = 1e-6 (a = 0.552) and ε = 0.5, δ = 1e-5",
 			Tolerance:      "true δ ≤ stated δ",
 			ExpectedToFail: true,
@@ -330,9 +330,9 @@ func ouPrivacyCurves() *Reproduction {
 					ok = ok && d <= ed[1]
 					parts = append(parts, fmt.Sprintf("ε=%g, δ=%g: a = %.3f, true δ = %.4f", ed[0], ed[1], a, d))
 				}
-				return strings.Join(parts, "; ") + " (SPEC.md: 0.0123, 0.0081)", ok, nil
+				return strings.Join(parts, "; ") + " (docs/findings.md A5: 0.0123, 0.0081)", ok, nil
 			}},
-		{ID: "E3.A5-valid", Name: "valid single-round ε", Source: "SPEC.md A5",
+		{ID: "E3.A5-valid", Name: "valid single-round ε", Source: "docs/reproduction-decisions.md A5",
 			Target:    "the valid single-round ε of TS (1/√2-GDP) at δ = 1e-6 is 3.308",
 			Tolerance: "printed digits or relative 1e-3",
 			Measure: func(c *Context) (string, bool, error) {
@@ -384,7 +384,7 @@ func firstErr(errs ...error) error {
 var ouAppDEtas = []float64{1, 5, 10}
 
 // ouAppDEpsilon is the pure ε handed to the pure-DP baselines for η-GDP:
-// ε of η-GDP at δ = 1e-6, rounded up to 3 decimals (SPEC.md A6).
+// ε of η-GDP at δ = 1e-6, rounded up to 3 decimals (docs/reproduction-decisions.md A6).
 func ouAppDEpsilon(eta float64) (float64, error) {
 	e, err := privacy.GDPEpsilon(eta, 1e-6)
 	if err != nil {
@@ -402,13 +402,13 @@ func ouVsPureDP() *Reproduction {
 		Quick:       Size{Horizons: []int{100000}, Runs: 3},
 		Seed:        ouSeed, Env: ouBernoulli, Metric: Realised,
 		Setup: []string{
-			"E1's arms; T = 1e5 and 10 runs (assumed: App D does not say; SPEC.md E4).",
+			"E1's arms; T = 1e5 and 10 runs (assumed: App D does not say; docs/reproductions.md E4).",
 			"M-TS-Gaussian over mab.MTSGrid at η ∈ {1, 5, 10} (c(b+1) = T/η², c ≥ 1, 5b < T), the best (b, c) chosen on the same runs, as the paper's grid search did.",
-			"DP-SE and Anytime-Lazy-UCB at pure ε = ε of η-GDP at δ = 1e-6 rounded up: 4.887, 35.567, 96.718 (SPEC.md A6; the paper printed 4.88, 35.57, 96.71).",
+			"DP-SE and Anytime-Lazy-UCB at pure ε = ε of η-GDP at δ = 1e-6 rounded up: 4.887, 35.567, 96.718 (docs/reproduction-decisions.md A6; the paper printed 4.88, 35.57, 96.71).",
 			"Anytime-Lazy-UCB's widths sqrt(c1·log t/O) + c2·log t/(ε·O), c1 = 2, c2 = 3, in two readings (docs/reproduction-decisions.md A26): log with base 2 (the judged one; in natural-log units c1 = 2/ln 2 ≈ 2.885, c2 = 3/ln 2 ≈ 4.328) and natural log (c1 = 2, c2 = 3; the sensitivity row E4.large-eps-ln). Both are passed explicitly, in the units of mab's index (probed by E4.alu-default).",
 		},
 		Notes: []string{
-			"Handing the (ε, δ) of η-GDP to pure ε-DP algorithms is conservative for them (they are ε-DP with δ = 0), not a like-for-like comparison (SPEC.md A6).",
+			"Handing the (ε, δ) of η-GDP to pure ε-DP algorithms is conservative for them (they are ε-DP with δ = 0), not a like-for-like comparison (docs/reproduction-decisions.md A6).",
 			"The best M-TS configuration is selected on the evaluation runs (as in the paper), which slightly favours M-TS.",
 			"docs/reproduction-decisions.md A26 (an assumption): no available source states Anytime-Lazy-UCB's index (arXiv 2102.07929 survives only as its first page); the sibling paper by the same first author (Hu & Hegde, UAI 2022, A22) writes log for log₂, so its widths are read with log₂. E4.small-eps and E4.large-eps compare M-TS with DP-SE and Anytime-Lazy-UCB in that reading; E4.large-eps-ln repeats E4.large-eps in the natural-log reading.",
 		},
@@ -454,7 +454,7 @@ func ouVsPureDP() *Reproduction {
 			return wide(3, panels...), nil
 		}}}
 	r.Targets = []Target{
-		{ID: "E4.eps-values", Name: "ε of 1-, 5-, 10-GDP", Source: "SPEC.md A6, §3.0",
+		{ID: "E4.eps-values", Name: "ε of 1-, 5-, 10-GDP", Source: "docs/reproduction-decisions.md A6; docs/reproductions.md §3.0",
 			Target:    "ε of η-GDP at δ = 1e-6, rounded up to 3 decimals: 4.887, 35.567, 96.718",
 			Tolerance: "exact after rounding up",
 			Measure: func(c *Context) (string, bool, error) {
@@ -471,7 +471,7 @@ func ouVsPureDP() *Reproduction {
 				}
 				return strings.Join(parts, "; "), ok, nil
 			}},
-		{ID: "E4.A6-printed", Name: "paper's printed ε valid", Source: "SPEC.md A6; [OU] App D",
+		{ID: "E4.A6-printed", Name: "paper's printed ε valid", Source: "docs/reproduction-decisions.md A6; [OU] App D",
 			Target:         "the paper's claim: the printed ε = 4.88, 35.57, 96.71 are (ε, 1e-6) guarantees of 1-, 5-, 10-GDP",
 			Tolerance:      "δ_η(ε) ≤ 1e-6 for all three",
 			ExpectedToFail: true,
@@ -487,9 +487,9 @@ func ouVsPureDP() *Reproduction {
 					ok = ok && d <= 1e-6
 					parts = append(parts, fmt.Sprintf("η=%g, ε=%g: δ = %.4g", ouAppDEtas[i], e, d))
 				}
-				return strings.Join(parts, "; ") + " (SPEC.md: 1.032e-6 and 1.004e-6 for 4.88 and 96.71)", ok, nil
+				return strings.Join(parts, "; ") + " (docs/findings.md A6: 1.032e-6 and 1.004e-6 for 4.88 and 96.71)", ok, nil
 			}},
-		{ID: "E4.calibration", Name: "privacy of the compared policies", Source: "SPEC.md §3 E4",
+		{ID: "E4.calibration", Name: "privacy of the compared policies", Source: "docs/reproductions.md E4",
 			Target:    "every M-TS configuration has the paper's GDP value η; DP-SE and Anytime-Lazy-UCB (both readings) state pure ε equal to the panel's ε",
 			Tolerance: "relative 1e-9",
 			Measure: func(c *Context) (string, bool, error) {

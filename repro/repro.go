@@ -1,5 +1,5 @@
 // Package repro holds one-command reproductions of the K-armed experiments of
-// dpbandit's source papers (SPEC.md §3, E1–E10): each is a declarative value
+// dpbandit's source papers (docs/reproductions.md E1–E14): each is a declarative value
 // (a [Reproduction]) naming the paper and experiment, its full and quick
 // sizes, the sweeps it runs through package sim, the figures it draws through
 // package report, and the targets it checks.
@@ -20,9 +20,10 @@
 //     curves.csv, runs.csv, manifest.json), from which every figure and check
 //     can be recomputed.
 //
-// A target that SPEC.md expects not to reproduce (a claim SPEC.md §2 shows to
-// be wrong, or a target §2 decides cannot be met as stated) is a check with
-// expected_to_fail set and the reason (the §2 item and its diagnosis); it
+// A target that docs/reproduction-decisions.md expects not to reproduce (a
+// claim shown to be wrong, or a target decided not to be met as stated) is a
+// check with expected_to_fail set and the reason (the decision and its
+// diagnosis, evidence in docs/findings.md); it
 // stays in the file. A run
 // fails ([Outcome.Failed]) when a check that is not expected to fail does not
 // pass at the size that was run.
@@ -63,11 +64,11 @@ func (s Size) String() string {
 
 // Target is one checkable target of an experiment. Measure computes the
 // measured value (as text) and whether the target is met; it runs after all
-// sweeps. A target whose claim SPEC.md shows to be wrong has ExpectedToFail.
+// sweeps. A target whose claim docs/reproduction-decisions.md shows to be wrong has ExpectedToFail.
 type Target struct {
 	ID             string // stable identifier, e.g. "E1.prepull"
 	Name           string // short name for tables
-	Source         string // where the target comes from (SPEC.md section, paper)
+	Source         string // where the target comes from (paper, docs/ page)
 	Target         string // the target, with its criterion
 	Tolerance      string
 	ExpectedToFail bool
@@ -96,10 +97,10 @@ type Stage func(c *Context) ([]Sweep, error)
 type Reproduction struct {
 	Name        string // command name, e.g. "ou2024-bernoulli"
 	Paper       string // citation tag and title
-	Experiments string // SPEC.md §3 ids, e.g. "E5, E6"
+	Experiments string // docs/reproductions.md labels, e.g. "E5, E6"
 	Section     string // the paper's section and figures
 	Description string // one line for --list
-	// Full is the paper's size (or SPEC.md's suggestion where the paper is
+	// Full is the paper's size (or docs/reproductions.md's choice where the paper is
 	// silent); Quick finishes in well under a minute on 2 cores. A closed-form
 	// reproduction has Runs = 0 and ignores --runs and --horizon.
 	Full, Quick Size
@@ -121,7 +122,7 @@ func (r *Reproduction) ClosedForm() bool { return r.Full.Runs == 0 }
 
 var registry []*Reproduction
 
-// The reproductions, in the order of SPEC.md §3.
+// The reproductions, in the order of docs/reproductions.md.
 func init() {
 	register(ouGrid("ou2024-bernoulli", "E1", "§5.1, Fig 2", ouBernoulli, "fig2_bernoulli",
 		"M-TS-Gaussian on Bernoulli arms at η ∈ {1, 2, 5}-GDP, (b, c) on c(b+1) = T/η² (Fig 2)", true))
@@ -141,6 +142,10 @@ func init() {
 	register(adaAblation())
 	register(adaUserLevel())
 	register(adaOPE())
+	register(adaMovieLens())
+	register(adaJester())
+	register(adaJesterOPE())
+	register(adaDPSVD())
 }
 
 func register(r *Reproduction) {
@@ -157,7 +162,7 @@ func register(r *Reproduction) {
 	registry = append(registry, r)
 }
 
-// All returns the reproductions in the order of SPEC.md §3.
+// All returns the reproductions in the order of docs/reproductions.md.
 func All() []*Reproduction { return slices.Clone(registry) }
 
 // Names returns the reproduction names in the order of All.
