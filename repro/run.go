@@ -36,6 +36,30 @@ type Options struct {
 	Log io.Writer
 	// Command is the command line to record in the README (optional).
 	Command string
+	// Shard, when it splits (n > 1), runs only shard i of n of every
+	// sweep's cells and writes partial results for [Merge] instead of the
+	// figures and checks (see [RunShard]).
+	Shard sim.Shard
+	// NoResume discards the finished cells that a killed run with the same
+	// options left in Out/.cells (by default they are reused; see
+	// sim.CellCache).
+	NoResume bool
+	// Progress, if non-nil, receives each sweep's progress (sim.Options).
+	Progress func(sim.Progress)
+	// Now is the clock of the runtimes in README.md (nil: time.Now); tests
+	// fix it to compare directories byte for byte.
+	Now func() time.Time
+
+	// merge maps a sweep key to the shard directories holding its
+	// partial results (sweeps/KEY of each shard), set by Merge.
+	merge map[string][]string
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 // Metric is the regret a reproduction reads from the simulator.
@@ -83,13 +107,26 @@ type Context struct {
 	opts  Options
 	res   map[string]*sweepResult
 	keys  []string
+	// incomplete is set when a sharded run's stage asked for a sweep this
+	// shard holds only part of.
+	incomplete bool
+	// deferred is the first stage a sharded run left to the merge (0: none).
+	deferred int
+	start    time.Time
+	// merged are the sweep keys taken from the shards (Merge).
+	merged map[string]bool
 }
 
 type sweepResult struct {
 	sweep   Sweep
-	agg     *sim.Aggregate
+	agg     *sim.Aggregate // nil for a shard's partial result
 	elapsed time.Duration
 }
+
+// ErrShardIncomplete is returned by Context.Aggregate and Context.Policies
+// in a sharded run for a sweep of which this shard holds only its part: a
+// stage that reads earlier results runs in the merge (see [RunShard]).
+var ErrShardIncomplete = errors.New("the sweep's results are split over the shards; this step runs in the merge")
 
 // Horizon returns the first (usually the only) horizon of the size.
 func (c *Context) Horizon() int { return c.Size.Horizons[0] }
@@ -103,6 +140,10 @@ func (c *Context) Aggregate(key string) (*sim.Aggregate, error) {
 	if !ok {
 		return nil, fmt.Errorf("repro %s: no sweep %q (have %s)", c.R.Name, key, strings.Join(c.keys, ", "))
 	}
+	if r.agg == nil {
+		c.incomplete = true
+		return nil, fmt.Errorf("repro %s, sweep %s: %w", c.R.Name, key, ErrShardIncomplete)
+	}
 	return r.agg, nil
 }
 
@@ -115,6 +156,10 @@ func (c *Context) Policies(key string) ([]PolicyResult, error) {
 	r, ok := c.res[key]
 	if !ok {
 		return nil, fmt.Errorf("repro %s: no sweep %q (have %s)", c.R.Name, key, strings.Join(c.keys, ", "))
+	}
+	if r.agg == nil {
+		c.incomplete = true
+		return nil, fmt.Errorf("repro %s, sweep %s: %w", c.R.Name, key, ErrShardIncomplete)
 	}
 	a := r.agg
 	R := a.Plan.Spec.Runs
@@ -347,33 +392,72 @@ func (r *Reproduction) EffectiveSize(o Options) Size {
 // writable); failing checks are reported in the Outcome, and the files are
 // written in any case.
 func Run(ctx context.Context, r *Reproduction, o Options) (*Outcome, error) {
+	if o.Shard.Sharded() {
+		return nil, errors.New("repro: a sharded run writes partial results: use RunShard")
+	}
+	c, logw, err := start(ctx, r, o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.finish(logw)
+	if err != nil {
+		return nil, err
+	}
+	// The outputs are written: the finished cells kept for a resume go.
+	return out, os.RemoveAll(filepath.Join(o.Out, sim.CellsDir))
+}
+
+// start checks the options and runs the stages: all of them, or, in a
+// sharded run, up to the first that reads a sweep split over the shards.
+func start(ctx context.Context, r *Reproduction, o Options) (*Context, io.Writer, error) {
 	if o.Out == "" {
-		return nil, errors.New("repro: no output directory")
+		return nil, nil, errors.New("repro: no output directory")
 	}
 	if o.Runs < 0 || o.Horizon < 0 {
-		return nil, fmt.Errorf("repro: runs %d and horizon %d must be ≥ 0 (0: the size's value)", o.Runs, o.Horizon)
+		return nil, nil, fmt.Errorf("repro: runs %d and horizon %d must be ≥ 0 (0: the size's value)", o.Runs, o.Horizon)
 	}
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
 	}
-	start := time.Now()
-	c := &Context{R: r, Size: r.EffectiveSize(o), Quick: o.Quick, opts: o, res: map[string]*sweepResult{}}
+	c := &Context{R: r, Size: r.EffectiveSize(o), Quick: o.Quick, opts: o, res: map[string]*sweepResult{}, merged: map[string]bool{}}
+	c.start = o.now()
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if o.NoResume {
+		if err := os.RemoveAll(filepath.Join(o.Out, sim.CellsDir)); err != nil {
+			return nil, nil, err
+		}
 	}
 	fmt.Fprintf(logw, "%s (%s %s): %s\n", r.Name, r.Paper, r.Experiments, c.Size)
 	for si, stage := range r.Stages {
 		sweeps, err := stage(c)
 		if err != nil {
-			return nil, fmt.Errorf("repro %s, stage %d: %w", r.Name, si+1, err)
+			if o.Shard.Sharded() && c.incomplete {
+				c.deferred = si + 1
+				fmt.Fprintf(logw, "  stage %d reads sweeps split over the shards: it runs in the merge\n", si+1)
+				return c, logw, nil
+			}
+			return nil, nil, fmt.Errorf("repro %s, stage %d: %w", r.Name, si+1, err)
 		}
 		for _, sw := range sweeps {
 			if err := c.runSweep(ctx, sw, logw); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
+	for key := range o.merge {
+		if !c.merged[key] {
+			return nil, nil, fmt.Errorf("repro %s: the shards hold sweep %q, which this run did not produce (another dpbandit version?)", r.Name, key)
+		}
+	}
+	return c, logw, nil
+}
+
+// finish builds the figures and checks and writes checks.json and README.md.
+func (c *Context) finish(logw io.Writer) (*Outcome, error) {
+	r, o := c.R, c.opts
 	out := &Outcome{Reproduction: r.Name, Paper: r.Paper, Experiments: r.Experiments, Section: r.Section, Description: r.Description,
 		Quick: o.Quick, Size: c.Size, Seed: r.Seed, Env: r.Env}
 	if !r.ClosedForm() {
@@ -399,7 +483,7 @@ func Run(ctx context.Context, r *Reproduction, o Options) (*Outcome, error) {
 		out.Checks = append(out.Checks, ch)
 	}
 	out.count()
-	out.Elapsed = time.Since(start)
+	out.Elapsed = o.now().Sub(c.start)
 	if err := writeJSONFile(filepath.Join(o.Out, ChecksFile), out); err != nil {
 		return nil, err
 	}
@@ -425,7 +509,7 @@ func (c *Context) runSweep(ctx context.Context, sw Sweep, logw io.Writer) error 
 	if sw.Spec.Budget != nil {
 		return fmt.Errorf("repro %s, sweep %s: equal-budget mode is not used by reproductions (entries must match policies)", r.Name, sw.Key)
 	}
-	st := time.Now()
+	st := c.opts.now()
 	plan, err := sim.NewPlan(sw.Spec, sim.Default)
 	if err != nil {
 		return fmt.Errorf("repro %s, sweep %s: %w", r.Name, sw.Key, err)
@@ -433,15 +517,52 @@ func (c *Context) runSweep(ctx context.Context, sw Sweep, logw io.Writer) error 
 	if len(plan.Entries) != len(sw.Spec.Policies) {
 		return fmt.Errorf("repro %s, sweep %s: %d policies resolved to %d entries", r.Name, sw.Key, len(sw.Spec.Policies), len(plan.Entries))
 	}
-	res, err := plan.Run(ctx, sim.Options{Workers: c.opts.Workers})
-	if err != nil {
-		return fmt.Errorf("repro %s, sweep %s: %w", r.Name, sw.Key, err)
+	dir := filepath.Join(c.opts.Out, SweepsDir, sw.Key)
+	var res *sim.Result
+	if shards, ok := c.opts.merge[sw.Key]; ok {
+		// Merging: the shards ran this sweep; sim.Merge checks that they
+		// hold every cell exactly once, of this very spec.
+		if res, err = sim.Merge(shards, sim.Default); err != nil {
+			return fmt.Errorf("repro %s, sweep %s: %w", r.Name, sw.Key, err)
+		}
+		if res.Plan.Hash() != plan.Hash() {
+			return fmt.Errorf("repro %s, sweep %s: the shards ran spec %s, this run resolves it to %s (another dpbandit version or size?)",
+				r.Name, sw.Key, sim.HashString(res.Plan.Hash()), sim.HashString(plan.Hash()))
+		}
+		c.merged[sw.Key] = true
+	} else {
+		cache, err := sim.OpenCellCache(c.opts.Out, plan)
+		if err != nil {
+			return err
+		}
+		res, err = plan.Run(ctx, sim.Options{Workers: c.opts.Workers, Shard: c.opts.Shard, Cache: cache, Progress: c.opts.Progress})
+		if cache.Corrupt > 0 {
+			fmt.Fprintf(logw, "  sweep %s: %d corrupt cell file(s) recomputed\n", sw.Key, cache.Corrupt)
+		}
+		if err != nil {
+			return fmt.Errorf("repro %s, sweep %s: %w", r.Name, sw.Key, err)
+		}
+		if res.Resumed > 0 {
+			fmt.Fprintf(logw, "  sweep %s: resumed %d of %d cells from %s\n", sw.Key, res.Resumed, len(res.Runs), cache.Dir())
+		}
+	}
+	if c.opts.Shard.Sharded() {
+		if err := res.WritePartial(dir); err != nil {
+			return err
+		}
+		m := sim.NewManifest(plan, c.opts.Shard, c.opts.Workers, []string{sim.PartialFile, sim.ManifestFile})
+		if err := m.WriteManifest(dir); err != nil {
+			return err
+		}
+		c.res[sw.Key] = &sweepResult{sweep: sw, elapsed: c.opts.now().Sub(st)}
+		c.keys = append(c.keys, sw.Key)
+		fmt.Fprintf(logw, "  sweep %-28s shard %s: %d of %d cells\n", sw.Key, c.opts.Shard, len(res.Runs), plan.Cells())
+		return nil
 	}
 	agg, err := res.Aggregate()
 	if err != nil {
 		return fmt.Errorf("repro %s, sweep %s: %w", r.Name, sw.Key, err)
 	}
-	dir := filepath.Join(c.opts.Out, SweepsDir, sw.Key)
 	if err := agg.WriteFiles(dir, sim.WriteOptions{NoPlots: true}); err != nil {
 		return err
 	}
@@ -449,7 +570,7 @@ func (c *Context) runSweep(ctx context.Context, sw Sweep, logw io.Writer) error 
 	if err := m.WriteManifest(dir); err != nil {
 		return err
 	}
-	el := time.Since(st)
+	el := c.opts.now().Sub(st)
 	c.res[sw.Key] = &sweepResult{sweep: sw, agg: agg, elapsed: el}
 	c.keys = append(c.keys, sw.Key)
 	fmt.Fprintf(logw, "  sweep %-28s %3d policies × %3d runs, T=%-8s %6.1fs\n", sw.Key, len(plan.Entries), plan.Spec.Runs,

@@ -194,9 +194,6 @@ func (p *Plan) runContextualCell(ctx context.Context, entry, run int, pr *progre
 		}
 		return RunResult{}, fmt.Errorf("%s, run %d: %w", en.Name, run, err)
 	}
-	if pr != nil {
-		pr.add(0, 1)
-	}
 	return out, nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 // e12GridSpecs are the sweeps of the E12 grid benchmark (issue 4): for each
 // ε ∈ {0.5, 1, 2, 5}, LinTS, AdaPrivate-TS and AdaPrivate-UCB in
-// equal-budget mode at (ε, 1e-5), 12 runs of T = 1e4 on SPEC.md E12's
+// equal-budget mode at (ε, 1e-5), 12 runs of T = 1e4 on docs/reproductions.md E12's
 // synthetic problem: 4 ε × 12 seeds × 3 policies = 144 cells, 1.44e6
 // rounds. It is what
 //

@@ -176,7 +176,8 @@ func (r *Result) WritePartial(dir string) error {
 	if err := json.NewEncoder(&buf).Encode(p); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, PartialFile), buf.Bytes(), 0o644)
+	// Atomic: a shard killed while writing leaves no torn partial.json.
+	return WriteFileAtomic(filepath.Join(dir, PartialFile), buf.Bytes())
 }
 
 // ReadPartial reads dir/partial.json.

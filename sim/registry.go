@@ -10,7 +10,7 @@ import (
 )
 
 // MinC is the smallest variance multiplier c that the equal-budget grid of
-// M-TS-Gaussian keeps (SPEC.md §1.4: the regret theory needs c ≥ 1).
+// M-TS-Gaussian keeps ([OU] Alg 2; docs/gaussian-ts.md §1.4: the regret theory needs c ≥ 1).
 const MinC = 1.0
 
 func defaultRegistry() Registry {

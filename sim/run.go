@@ -21,15 +21,23 @@ type Options struct {
 	// Shard selects the cells this process runs (zero value: all).
 	Shard Shard
 	// Progress, if non-nil, is called after each checkpoint of each cell
-	// and when a cell finishes. Calls are serialised (never concurrent) but
-	// come from worker goroutines; keep it cheap.
+	// and when a cell finishes (after it is saved to Cache). Calls are
+	// serialised (never concurrent) but come from worker goroutines; keep
+	// it cheap.
 	Progress func(Progress)
+	// Cache, if non-nil, resumes a run: cells found in it are not run
+	// again, and every cell run is saved to it as soon as it finishes. It
+	// must have been opened for this plan.
+	Cache *CellCache
 }
 
 // Progress is the state of a running sweep (this shard's cells only).
 type Progress struct {
 	Cells, CellsDone   int
 	Rounds, RoundsDone int64
+	// Resumed counts the cells (included in CellsDone) taken from the
+	// cache instead of being run.
+	Resumed int
 }
 
 // RunResult is the raw outcome of one cell (entry, run): regret at the
@@ -57,16 +65,23 @@ type Result struct {
 	Shard Shard
 	// Runs are the cells run, in cell order (entry-major, then run).
 	Runs []RunResult
+	// Resumed counts the cells of Runs taken from Options.Cache.
+	Resumed int
 }
 
 // Run executes the plan's cells selected by o.Shard on a bounded pool of
 // o.Workers goroutines. Each cell is independent of the others and of the
 // schedule, so the results are identical for every Workers value and, after
 // Merge, for every sharding. Cancelling ctx stops the cells at their next
-// checkpoint and returns ctx's error.
+// checkpoint and returns ctx's error; the cells finished by then are in
+// o.Cache, if given, and a later Run with the same cache runs only the
+// others (the result is the same as an uninterrupted run's).
 func (p *Plan) Run(ctx context.Context, o Options) (*Result, error) {
 	if err := o.Shard.check(); err != nil {
 		return nil, err
+	}
+	if o.Cache != nil && o.Cache.plan != p && o.Cache.key != p.CacheKey() {
+		return nil, errors.New("sim: the cell cache was opened for another plan")
 	}
 	workers := o.Workers
 	if workers <= 0 {
@@ -80,16 +95,38 @@ func (p *Plan) Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	pr := &progress{fn: o.Progress, p: Progress{Cells: len(cells), Rounds: int64(len(cells)) * int64(p.Spec.Horizon)}}
 	res := &Result{Plan: p, Shard: o.Shard, Runs: make([]RunResult, len(cells))}
+	var todo []int // indices into cells still to run
+	for i, c := range cells {
+		if o.Cache != nil {
+			if r, ok := o.Cache.Load(c/p.Spec.Runs, c%p.Spec.Runs); ok {
+				res.Runs[i] = r
+				res.Resumed++
+				pr.resumed(int64(p.Spec.Horizon))
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for i, c := range cells {
+	for _, i := range todo {
 		if gctx.Err() != nil {
 			break
 		}
+		c := cells[i]
 		g.Go(func() error {
 			r, err := p.runCell(gctx, c/p.Spec.Runs, c%p.Spec.Runs, pr)
+			if err != nil {
+				return err
+			}
+			if o.Cache != nil {
+				if err := o.Cache.Save(r); err != nil {
+					return err
+				}
+			}
 			res.Runs[i] = r
-			return err
+			pr.add(0, 1)
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -137,9 +174,6 @@ func (p *Plan) runCell(ctx context.Context, entry, run int, pr *progress) (RunRe
 			return RunResult{}, ctx.Err()
 		}
 		return RunResult{}, fmt.Errorf("%s, run %d: %w", en.Name, run, err)
-	}
-	if pr != nil {
-		pr.add(0, 1)
 	}
 	return out, nil
 }
@@ -194,6 +228,19 @@ type progress struct {
 	mu sync.Mutex
 	p  Progress
 	fn func(Progress)
+}
+
+// resumed counts one cell taken from the cache, with its rounds.
+func (pr *progress) resumed(rounds int64) {
+	if pr.fn == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.p.Resumed++
+	pr.p.RoundsDone += rounds
+	pr.p.CellsDone++
+	pr.fn(pr.p)
 }
 
 func (pr *progress) add(rounds int64, cells int) {

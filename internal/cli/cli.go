@@ -21,7 +21,7 @@ type Globals struct {
 // root is the command tree. Each subcommand group lives in its own file.
 type root struct {
 	Simulate  simulateCmd  `cmd:"" help:"Simulate policies on an environment (parallel runs, equal-budget mode, shards)."`
-	Merge     mergeCmd     `cmd:"" help:"Merge the shards of a sweep (dpbandit simulate --shard i/n)."`
+	Merge     mergeCmd     `cmd:"" help:"Merge the shards of a sweep or a reproduction (simulate/reproduce --shard i/n)."`
 	Policies  policiesCmd  `cmd:"" help:"List the policies, their parameters, defaults and ranges."`
 	Recommend recommendCmd `cmd:"" help:"Which private policy learns at your arms, horizon and budget: an equal-budget simulation, ranked."`
 	Reproduce reproduceCmd `cmd:"" help:"Reproduce a paper's experiment (figures, checks.json, README.md); --list shows them."`

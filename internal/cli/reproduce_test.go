@@ -44,7 +44,7 @@ func TestReproduceUsage(t *testing.T) {
 }
 
 // TestReproduceClosedForm runs the closed-form reproduction (E3): every
-// check resolves as SPEC.md says, so the exit code is 0.
+// check resolves as docs/reproduction-decisions.md says, so the exit code is 0.
 func TestReproduceClosedForm(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errs := runCLI("reproduce", "ou2024-privacy-curves", "--out", dir)

@@ -8,8 +8,10 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -36,6 +38,7 @@ type simulateCmd struct {
 	Workers     int      `help:"Cells run in parallel (default GOMAXPROCS); results do not depend on it." placeholder:"N"`
 	Shard       string   `help:"Run only shard i of n (0 ≤ i < n, e.g. $$JOB_COMPLETION_INDEX/8); combine with 'dpbandit merge'." placeholder:"i/n"`
 	Out         string   `help:"Output directory." required:"" type:"path" placeholder:"DIR"`
+	NoResume    bool     `name:"no-resume" help:"Recompute every cell, discarding the finished cells a killed run with the same arguments left in DIR/.cells."`
 	JSON        bool     `help:"Also print summary.json to stdout."`
 	LogX        bool     `name:"log-x" help:"Log-scale round axis in the plots."`
 	NoPlots     bool     `help:"Skip regret.svg and regret.png."`
@@ -48,6 +51,12 @@ parallel, and writes to --out: summary.json (final regret: mean, s.e., median, 0
 and max over runs; reward, pulls, privacy per policy), curves.csv (mean and 95% band of pseudo- and realised regret at ~200
 log-spaced rounds), runs.csv (one row per run), manifest.json (spec, seeds, build) and
 regret.svg/regret.png. With --shard i/n it writes partial.json instead.
+
+Resume: each cell (policy, run) is saved to DIR/.cells/KEY/ when it finishes, KEY hashing
+the resolved spec and the build, so a killed run rerun with the same arguments skips the
+cells it finished and writes the same bytes as an uninterrupted run; a changed spec or
+binary never reuses them, and a corrupt cell file is recomputed. DIR/.cells is removed
+once the outputs are written. --no-resume discards the saved cells first.
 
 Policy specs: name[:key=value,...], e.g. ts-gaussian, mts-gaussian:b=10,c=5,
 dp-ts-ucb:alpha=0.5. 'dpbandit policies' lists the names, parameters, defaults and ranges.
@@ -197,14 +206,27 @@ func (c *simulateCmd) Run(g *Globals) error {
 	if err := plan.Describe(g.Stderr); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	cache, err := openCache(c.Out, plan, c.NoResume)
+	if err != nil {
+		return err
+	}
+	ctx, stop := runContext()
 	defer stop()
 	bar := newBar(g.Stderr)
 	start := time.Now()
-	res, err := plan.Run(ctx, sim.Options{Workers: c.Workers, Shard: shard, Progress: bar.update})
+	res, err := plan.Run(ctx, sim.Options{Workers: c.Workers, Shard: shard, Progress: progressFunc(ctx, bar), Cache: cache})
 	bar.finish()
+	if cache.Corrupt > 0 {
+		fmt.Fprintf(g.Stderr, "%d corrupt cell file(s) in %s were recomputed\n", cache.Corrupt, cache.Dir())
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(g.Stderr, "interrupted: the finished cells are in %s; rerun the same command to resume\n", cache.Dir())
+		}
 		return err
+	}
+	if res.Resumed > 0 {
+		fmt.Fprintf(g.Stderr, "resumed: %d of %d cells taken from %s\n", res.Resumed, len(res.Runs), cache.Dir())
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if shard.Sharded() {
@@ -217,15 +239,73 @@ func (c *simulateCmd) Run(g *Globals) error {
 		}
 		fmt.Fprintf(g.Stderr, "shard %s: %d of %d cells in %s; wrote %s. Combine the shards with: dpbandit merge DIR... --out DIR\n",
 			shard, len(res.Runs), plan.Cells(), elapsed, c.Out)
-		return nil
+		return removeCells(c.Out)
 	}
 	agg, err := res.Aggregate()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(g.Stderr, "%d cells in %s\n", plan.Cells(), elapsed)
-	return writeResults(g, agg, c.Out, sim.WriteOptions{LogX: c.LogX, NoPlots: c.NoPlots}, c.JSON,
-		sim.NewManifest(plan, shard, c.Workers, nil))
+	if err := writeResults(g, agg, c.Out, sim.WriteOptions{LogX: c.LogX, NoPlots: c.NoPlots}, c.JSON,
+		sim.NewManifest(plan, shard, c.Workers, nil)); err != nil {
+		return err
+	}
+	return removeCells(c.Out)
+}
+
+// removeCells deletes out/.cells once a run's outputs are written: its own
+// cells, and any left by a killed run of another configuration (never
+// reusable: their key differs).
+func removeCells(out string) error { return os.RemoveAll(filepath.Join(out, sim.CellsDir)) }
+
+// interruptAfter, when set (by tests), cancels a simulate or reproduce run
+// once that many cells have finished in one sweep: an injected kill.
+var interruptAfter int
+
+// cancelKey carries the cancel function of a run's context for interruptAfter.
+type cancelKey struct{}
+
+// progressFunc returns the progress callback of a run: the bar and, in
+// tests, the injected interruption.
+func progressFunc(ctx context.Context, b *bar) func(sim.Progress) {
+	cancel, _ := ctx.Value(cancelKey{}).(context.CancelFunc)
+	if interruptAfter <= 0 || cancel == nil {
+		if b == nil {
+			return nil
+		}
+		return b.update
+	}
+	return func(p sim.Progress) {
+		b.update(p)
+		if p.CellsDone-p.Resumed >= interruptAfter {
+			cancel()
+		}
+	}
+}
+
+// runContext is the context of a long run: cancelled by SIGINT or SIGTERM
+// (Kubernetes and Slurm stop a job with SIGTERM), so that the run stops at
+// the next checkpoint with its finished cells saved.
+func runContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ctx, stop := signal.NotifyContext(context.WithValue(ctx, cancelKey{}, cancel), os.Interrupt, syscall.SIGTERM)
+	return ctx, func() { stop(); cancel() }
+}
+
+// openCache opens the cell cache of plan under out, emptied first when
+// fresh is set (--no-resume).
+func openCache(out string, plan *sim.Plan, fresh bool) (*sim.CellCache, error) {
+	cache, err := sim.OpenCellCache(out, plan)
+	if err != nil {
+		return nil, err
+	}
+	if fresh {
+		if err := cache.Remove(); err != nil {
+			return nil, err
+		}
+		return sim.OpenCellCache(out, plan)
+	}
+	return cache, nil
 }
 
 // writeResults writes the files of a complete sweep and a results table on
