@@ -134,7 +134,7 @@ const (
 	maxRewardWait  = 30 * 24 * time.Hour
 	defRewardWait  = 10 * time.Minute
 	// Reward values are deleted this long after they are in a durable
-	// policy state (DESIGN.md: raw rewards are kept only as long as they
+	// policy state (docs/privacy-model.md, retention: raw rewards are kept only as long as they
 	// are needed); the default leaves a day for retries of the same reward.
 	defRetention   = 24 * time.Hour
 	maxRetention   = 365 * 24 * time.Hour
@@ -222,7 +222,7 @@ func newConfig(req createRequest, id string, now time.Time) (*Config, error) {
 		return nil, badf("policy: unknown policy %q; the service runs: %s (GET /v1/policies lists them with their parameters)", c.Policy, servableNames())
 	}
 	if d.Serving == nil {
-		// DESIGN.md rule 4: the pure-DP comparators and the private linear
+		// docs/privacy-model.md rule 4: the pure-DP comparators and the private linear
 		// baselines add floating-point noise from the simulation samplers to
 		// values they keep (tree nodes, noisy means), which is attackable
 		// (Mironov 2012); they run in simulation only.

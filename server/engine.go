@@ -351,7 +351,7 @@ type rewardResult struct {
 
 // conflictError is a 409 for a reward. msg names the stored reward, for the
 // admin (the data owner); public does not, for client keys: a stored reward
-// is raw data, which never leaves through a client key (DESIGN.md rule 2).
+// is raw data, which never leaves through a client key (docs/privacy-model.md rule 2).
 type conflictError struct{ msg, public, code string }
 
 func (c conflictError) Error() string { return c.msg }

@@ -394,7 +394,7 @@ func TestFrozenProbIsFrozenArmDistribution(t *testing.T) {
 	}
 }
 
-// Which served policies state propensities is a privacy decision (DESIGN.md
+// Which served policies state propensities is a privacy decision (docs/privacy-model.md
 // rule 2): exactly the non-private ones that can and the AdaPrivate pair,
 // whose probabilities are post-processing of their released snapshot. A
 // policy added to that set, or a private one in it, fails here until it is

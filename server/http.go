@@ -424,7 +424,7 @@ func stoppedMsg(se stoppedError, p *principal, x *experiment) string {
 // candidates checks the candidate feature vectors of a decision: none for
 // K-armed policies; for contextual ones exactly one finite vector of the
 // experiment's dimension per arm, in arm order. Each is scaled into the unit
-// ball: x/max(feature_norm, ‖x‖₂) (DESIGN.md rule 6: bounded inputs).
+// ball: x/max(feature_norm, ‖x‖₂) (docs/privacy-model.md rule 6: bounded inputs).
 func candidates(c *Config, in [][]float64) ([][]float64, *apiError) {
 	if !c.Contextual {
 		if in != nil {
@@ -691,7 +691,7 @@ func (s *Server) policies(w http.ResponseWriter, r *http.Request, p *principal) 
 	var out []pol
 	for _, d := range bandit.All(bandit.AnyKind) {
 		if d.Serving == nil {
-			continue // simulation only (DESIGN.md rule 4)
+			continue // simulation only (docs/privacy-model.md rule 4)
 		}
 		q := pol{Name: d.Name, Contextual: d.NewContextual != nil, Private: d.Private, Summary: d.Summary, Source: d.Source, Params: []param{}}
 		for _, pp := range d.Params {

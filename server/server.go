@@ -32,7 +32,7 @@
 //     once: a reward never acknowledged never influenced a released decision;
 //   - the state written by a commit lacks only that commit's rewards, which a
 //     restart replays with the stored seed, drawing exactly the same noise
-//     (nothing is redrawn, DESIGN.md rule 5);
+//     (nothing is redrawn, docs/privacy-model.md rule 5);
 //   - the privacy spent recorded on disk (the reservation) is always at
 //     least what the live filter spent, so a restart after a crash sets
 //     spent := reserved and the spent never decreases; a graceful shutdown
@@ -45,6 +45,10 @@
 //
 // Decisions alone are coalesced for up to 5 ms per commit; a reward or a
 // reservation request commits at once. BENCHMARKS.txt has the throughput.
+//
+// What the service protects, what it treats as public and what each key
+// sees: docs/privacy-model.md; the served policies: the pages linked from
+// README.md, "Documentation".
 package server
 
 import (

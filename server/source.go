@@ -8,7 +8,7 @@ import (
 )
 
 // policySource is the rand.Source a served policy draws from. It switches
-// between two cryptographically strong streams (DESIGN.md rule 4; a seeded
+// between two cryptographically strong streams (docs/privacy-model.md rule 4; a seeded
 // simulation source is never used):
 //
 //   - the select stream, a ChaCha8 from noise.NewSecureSource (fresh 256-bit
@@ -18,7 +18,7 @@ import (
 //     applied with Update. The seed is stored in the same transaction as the
 //     rewards, so after a crash the replay of those rewards draws exactly the
 //     same noise (tree nodes, Laplace releases): nothing is redrawn
-//     (DESIGN.md rule 5). Replays are exact because a policy's Update noise
+//     (docs/privacy-model.md rule 5). Replays are exact because a policy's Update noise
 //     depends only on its sequence of Updates (true of every mab policy).
 //
 // Not safe for concurrent use: the experiment's mutex guards it.

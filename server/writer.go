@@ -427,7 +427,7 @@ func (w *writer) housekeeping() {
 
 // purge deletes the values of x's rewards that are in a durable policy
 // state (never replayed) and were stored more than reward_retention ago
-// (DESIGN.md, security: raw rewards are kept only as long as they are
+// (docs/privacy-model.md, retention: raw rewards are kept only as long as they are
 // needed). Their rows stay: the events keep their rewards, counts do not
 // change, and a repeat of such a reward gets a 409 saying its value is gone.
 // The writer runs it (the store's one writer); the new watermark is

@@ -31,6 +31,8 @@ type serveCmd struct {
 	RateLimit    float64       `name:"rate-limit" default:"0" help:"Requests per second per API key (0: unlimited)."`
 	Retain       time.Duration `default:"1m" help:"How long logged decisions without a reward stay in memory (later rewards are looked up in the store)."`
 	LogLevel     string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level (JSON logs on stderr)."`
+	Replica      bool          `help:"Replica mode (PostgreSQL only): any number of servers started with --replica serve the same experiments of one database, with one shared privacy budget reserved in blocks and one learner per experiment holding a lease (docs/replicas.md). Serves ts-gaussian and gaussian-ts; needs --admin-key on a new database."`
+	Lease        time.Duration `default:"2s" help:"Replica mode: the learner lease length L (renewed every L/4; a dead learner's lease moves within about 1.25 L)."`
 }
 
 func (c *serveCmd) Run(g *Globals) error {
@@ -41,6 +43,9 @@ func (c *serveCmd) Run(g *Globals) error {
 	log := slog.New(slog.NewJSONHandler(g.Stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.Replica {
+		return c.runReplica(ctx, g, log)
+	}
 	st, err := openStore(ctx, c.DB)
 	if err != nil {
 		return err

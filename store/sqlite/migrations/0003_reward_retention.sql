@@ -1,6 +1,6 @@
 -- dpbandit schema, version 3: a reward's value may be deleted (NULL) once
 -- the policy state that includes it is durable and the experiment's
--- reward_retention has passed (DESIGN.md: raw rewards are kept only as long
+-- reward_retention has passed (docs/privacy-model.md, retention: raw rewards are kept only as long
 -- as they are needed). The row stays: the event keeps its reward, and counts
 -- and idempotency by event id do not change. SQLite cannot drop NOT NULL in
 -- place, so the table is rebuilt.
