@@ -315,7 +315,7 @@ func genReproduction(o *Outcome) string {
 	var b strings.Builder
 	dir := DocsDir + "/" + o.Reproduction
 	fmt.Fprintf(&b, "- Paper: %s; %s\n", o.Paper, o.Section)
-	fmt.Fprintf(&b, "- docs/reproduction-decisions.md §3: %s\n", o.Experiments)
+	fmt.Fprintf(&b, "- Experiment (docs/reproductions.md): %s\n", o.Experiments)
 	fmt.Fprintf(&b, "- Command: `dpbandit reproduce %s --out DIR` (or `dpbandit reproduce all --out DIR`)\n", o.Reproduction)
 	if o.Size.Runs == 0 {
 		b.WriteString("- Size: closed form\n")
