@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/ctxenv"
 	"github.com/dpbandit/dpbandit/internal/chol"
 	"github.com/dpbandit/dpbandit/linear/lineartest"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -43,19 +42,44 @@ func TestBaselineConformance(t *testing.T) {
 	}
 }
 
-// blEnvSpec is the learning problem of the tests.
-const blEnvSpec = "synthetic-linear:d=5,pool=50,k=5"
+// BLEnvSpec is the learning problem of the tests.
+const BLEnvSpec = "synthetic-linear:d=5,pool=50,k=5"
+
+// BLEnv is the part of a ctxenv.Env the tests use. The environment comes
+// from BLNewEnv, which baseline_env_test.go (package linear_test) sets to
+// ctxenv.Parse(BLEnvSpec).ForRun(0): ctxenv imports linear (for the DP-SVD
+// features), so this package's own tests cannot import ctxenv.
+type BLEnv interface {
+	K() int
+	Dim() int
+	Next(r *rand.Rand, cands [][]float64)
+	Reward(i int) float64
+	Mean(i int) float64
+	Best() float64
+}
+
+// BLNewEnv builds a fresh instance (run 0) of an environment spec (set by
+// an external test file's init, before any test runs).
+var BLNewEnv func(spec string) (BLEnv, error)
+
+func blNewEnv(t testing.TB, spec string) BLEnv {
+	t.Helper()
+	if BLNewEnv == nil {
+		t.Fatal("BLNewEnv is not set (baseline_env_test.go)")
+	}
+	e, err := BLNewEnv(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
 
 // blPlay runs pol (nil: uniform random with the policy stream) on the
 // synthetic problem for T rounds with the environment stream seeded by
 // seed, and returns the pseudo-regret and the choices.
 func blPlay(t testing.TB, pol bandit.Contextual, T int, seed uint64) (float64, []int) {
 	t.Helper()
-	e, err := ctxenv.Parse(blEnvSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := e.ForRun(0)
+	run := blNewEnv(t, BLEnvSpec)
 	er := rand.New(rand.NewPCG(seed, 0xe17))
 	ur := rand.New(rand.NewPCG(seed, 0x7a4d))
 	cands := make([][]float64, run.K())
@@ -200,11 +224,7 @@ func TestBaselineJSONContinues(t *testing.T) {
 // one round and returns the candidates and the reward function.
 func blEnvStepper(t testing.TB) func() ([][]float64, func(int) float64) {
 	t.Helper()
-	e, err := ctxenv.Parse(blEnvSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := e.ForRun(0)
+	run := blNewEnv(t, BLEnvSpec)
 	er := rand.New(rand.NewPCG(3, 4))
 	cands := make([][]float64, run.K())
 	for i := range cands {

@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpbandit/dpbandit/bandit"
-	"github.com/dpbandit/dpbandit/ctxenv"
 	"github.com/dpbandit/dpbandit/env"
 	"github.com/dpbandit/dpbandit/linear/lineartest"
 	"github.com/dpbandit/dpbandit/privacy"
@@ -638,10 +637,6 @@ func TestUCBABNoiseLearns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learning run (4 seeds × 1e4 rounds × 3 policies) skipped in -short mode")
 	}
-	e0, err := ctxenv.Parse("synthetic-linear:d=20,pool=100,k=5")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const T, seeds, ratio, lateRatio = 10000, 4, 0.8, 0.75
 	h := env.HashString("ucb-ab-noise-learns")
 	run := func(name string, p bandit.Params) (reward, regret, random, late, lateRandom float64) {
@@ -652,7 +647,7 @@ func TestUCBABNoiseLearns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := e0.ForRun(0)
+			e := blNewEnv(t, "synthetic-linear:d=20,pool=100,k=5")
 			cands := make([][]float64, e.K())
 			for i := range cands {
 				cands[i] = make([]float64, e.Dim())
