@@ -81,6 +81,9 @@ func checkReplicable(req createRequest) error {
 	if len(req.Arms) > 0 && req.Dim != nil {
 		return badf("dim: replica mode serves K-armed policies only")
 	}
+	if req.RewardRetention != "" {
+		return badf("reward_retention: replica mode keeps every reward value (it does not purge them, docs/replicas.md §8); omit reward_retention, or serve without --replica to have values deleted")
+	}
 	return nil
 }
 

@@ -56,6 +56,7 @@ func TestReplicaRefusals(t *testing.T) {
 		{createRequest{Policy: "adaprivate-ts"}, "cannot be served by replicas"},
 		{createRequest{Policy: "ts-gaussian", DefaultReward: &zero}, "default_reward"},
 		{createRequest{Policy: "ts-gaussian", Arms: []string{"a"}, Dim: &dim}, "K-armed"},
+		{createRequest{Policy: "ts-gaussian", RewardRetention: "1h"}, "keeps every reward value"},
 	} {
 		err := checkReplicable(c.req)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
