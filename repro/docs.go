@@ -298,7 +298,7 @@ func genSummary(outs []*Outcome) string {
 	}
 	rows = append(rows, []string{"all", "", "", fmt.Sprint(all.Checks), fmt.Sprint(all.PassedAsExpected), fmt.Sprint(all.Failed),
 		fmt.Sprint(all.ExpectedFailures), fmt.Sprint(all.UnexpectedPasses)})
-	mdTable(&b, []string{"reproduction", "docs/reproduction-decisions.md", "full size", "checks", "pass", "fail", "fail as expected", "pass although expected to fail"}, rows)
+	mdTable(&b, []string{"reproduction", "experiment", "full size", "checks", "pass", "fail", "fail as expected", "pass although expected to fail"}, rows)
 	b.WriteString("\nChecks not expected to fail that fail at full size: ")
 	if len(failed) == 0 {
 		b.WriteString("none.\n")
