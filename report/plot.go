@@ -37,6 +37,10 @@ type Series struct {
 	Dashed bool
 	// Color overrides the palette colour (nil: the i-th palette colour).
 	Color color.Color
+	// Points draws each (X, Y) as a marker, with Lo–Hi as a vertical error
+	// bar, instead of a line and a band: for values at categorical x
+	// positions (e.g. one estimate per estimator).
+	Points bool
 }
 
 // Panel is one plot: axes, labels, and its series.
@@ -218,7 +222,7 @@ func (p Panel) plot() (*plot.Plot, error) {
 			(s.Lo != nil && (len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X))) {
 			return nil, fmt.Errorf("series %q: X, Y, Lo, Hi lengths differ", s.Label)
 		}
-		if s.Lo == nil {
+		if s.Lo == nil || s.Points {
 			continue
 		}
 		var upper, lower plotter.XYs
@@ -254,6 +258,12 @@ func (p Panel) plot() (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
+		if s.Points {
+			if err := addPoints(pl, s, seriesColor(s, i), ok, p.NoLegend); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
@@ -272,6 +282,50 @@ func (p Panel) plot() (*plot.Plot, error) {
 		}
 	}
 	return pl, nil
+}
+
+// addPoints draws a Points series: a marker per point and, with Lo/Hi, a
+// vertical error bar.
+func addPoints(pl *plot.Plot, s Series, c color.Color, ok func(x, y float64) bool, noLegend bool) error {
+	var pts plotter.XYs
+	var bars plotterErrPoints
+	for j := range s.X {
+		if !ok(s.X[j], s.Y[j]) {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: s.X[j], Y: s.Y[j]})
+		if s.Lo != nil && ok(s.X[j], s.Lo[j]) && ok(s.X[j], s.Hi[j]) {
+			bars.XYs = append(bars.XYs, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{s.Y[j] - s.Lo[j], s.Hi[j] - s.Y[j]})
+		}
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Color = c
+	sc.GlyphStyle.Radius = vg.Points(3)
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	pl.Add(sc)
+	if len(bars.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return err
+		}
+		eb.LineStyle.Color = c
+		eb.LineStyle.Width = vg.Points(1.3)
+		pl.Add(eb)
+	}
+	if s.Label != "" && !noLegend {
+		pl.Legend.Add(s.Label, sc)
+	}
+	return nil
+}
+
+// plotterErrPoints is points with vertical errors (plotter.YErrorer).
+type plotterErrPoints struct {
+	plotter.XYs
+	plotter.YErrors
 }
 
 // shortTicks relabels major ticks in the shortest form (250, not 250.00).

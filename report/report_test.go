@@ -119,3 +119,27 @@ func TestFigureErrors(t *testing.T) {
 		t.Error("mismatched lengths accepted")
 	}
 }
+
+// A Points series draws a marker and an error bar per finite point: a bar
+// reaching y = 10 stretches the y axis to a tick at 10, which the markers
+// alone (at 0.5 and 0.6) do not; a non-finite point or bar is skipped, not
+// an error.
+func TestFigurePoints(t *testing.T) {
+	svgOf := func(s report.Series) string {
+		t.Helper()
+		var svg bytes.Buffer
+		f := report.Figure{Panels: []report.Panel{{Title: "estimates", Series: []report.Series{s}}}, NoEmbedFonts: true}
+		if err := f.WriteSVG(&svg); err != nil {
+			t.Fatal(err)
+		}
+		return svg.String()
+	}
+	nan := math.NaN()
+	bare := report.Series{Label: "a", Points: true, X: []float64{0, 1, 2}, Y: []float64{0.5, 0.6, nan}}
+	withBars := bare
+	withBars.Lo, withBars.Hi = []float64{0.4, 0.5, nan}, []float64{0.6, 10, nan}
+	if b, w := svgOf(bare), svgOf(withBars); strings.Contains(b, ">10<") || !strings.Contains(w, ">10<") {
+		t.Errorf("the error bar to 10 is not drawn: tick 10 without bars %v, with bars %v",
+			strings.Contains(b, ">10<"), strings.Contains(w, ">10<"))
+	}
+}

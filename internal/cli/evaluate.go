@@ -619,7 +619,7 @@ func estimatesFigure(out evaluateJSONOut) report.Figure {
 		XLabel: "estimator: " + strings.Join(used, ", "), YLabel: "estimated value", LegendRight: true}
 	nt := len(out.Targets)
 	for ti, t := range out.Targets {
-		s := report.Series{Label: t.Target}
+		s := report.Series{Label: t.Target, Points: true}
 		for xi, k := range used {
 			e, ok := t.Estimates[k]
 			if !ok || math.IsNaN(e.Value) || math.IsNaN(e.CI[0]) || math.IsNaN(e.CI[1]) {
