@@ -498,42 +498,9 @@ func (s *Server) rewards(w http.ResponseWriter, r *http.Request, p *principal) *
 	} else if e := decodeBody(r, &req, false); e != nil {
 		return e
 	}
-	single := req.Rewards == nil
-	var items []rewardItem
-	switch {
-	case single && req.EventID == nil && req.Reward == nil:
-		return errf(http.StatusBadRequest, "bad_body", `send {"event_id": ID, "reward": VALUE} or {"rewards": [{"event_id": ID, "reward": VALUE}, ...]}`)
-	case single:
-		items = []rewardItem{{req.EventID, req.Reward}}
-	case req.EventID != nil || req.Reward != nil:
-		return errf(http.StatusBadRequest, "bad_body", `give either event_id and reward, or rewards (a batch), not both`)
-	case len(req.Rewards) < 1 || len(req.Rewards) > maxCount:
-		return errf(http.StatusBadRequest, "bad_body", fmt.Sprintf("rewards must hold 1 to %d items (got %d)", maxCount, len(req.Rewards)))
-	default:
-		items = req.Rewards
-	}
-	lo, hi := x.cfg.RewardRange[0], x.cfg.RewardRange[1]
-	for i, it := range items {
-		where := "event_id"
-		if !single {
-			where = fmt.Sprintf("rewards[%d].event_id", i)
-		}
-		if it.EventID == nil {
-			return errf(http.StatusBadRequest, "bad_body", where+" is required")
-		}
-		if e := checkEventID(where, *it.EventID); e != nil {
-			return e
-		}
-		rw := strings.TrimSuffix(where, "event_id") + "reward"
-		if it.Reward == nil {
-			return errf(http.StatusBadRequest, "bad_body", rw+" is required (a number in the experiment's reward_range)")
-		}
-		if v := *it.Reward; math.IsNaN(v) || v < lo || v > hi {
-			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v lies outside the experiment's reward_range [%v, %v]; send a reward in that range", rw, v, lo, hi))
-		}
-		if y, ok := x.cfg.normalize(*it.Reward); !ok {
-			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v does not scale into [0, 1] by the experiment's reward_range [%v, %v] (scaled: %v)", rw, *it.Reward, lo, hi, y))
-		}
+	items, single, e := rewardItems(&req, x.cfg)
+	if e != nil {
+		return e
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
@@ -936,4 +903,47 @@ func guaranteeWords(c *Config) string {
 		s += fmt.Sprintf(", enforced by a %s privacy filter with budget %s = %.6g whatever the number of decisions", c.Notion, paramName(c.Notion), c.FilterBudget)
 	}
 	return s
+}
+
+// rewardItems validates a reward request's body, one reward or a batch,
+// against the experiment's reward range, and returns its items and whether
+// it was a single reward. Shared by the one-server and the replica routes.
+func rewardItems(req *rewardRequest, cfg *Config) (items []rewardItem, single bool, e *apiError) {
+	single = req.Rewards == nil
+	switch {
+	case single && req.EventID == nil && req.Reward == nil:
+		return nil, false, errf(http.StatusBadRequest, "bad_body", `send {"event_id": ID, "reward": VALUE} or {"rewards": [{"event_id": ID, "reward": VALUE}, ...]}`)
+	case single:
+		items = []rewardItem{{req.EventID, req.Reward}}
+	case req.EventID != nil || req.Reward != nil:
+		return nil, false, errf(http.StatusBadRequest, "bad_body", `give either event_id and reward, or rewards (a batch), not both`)
+	case len(req.Rewards) < 1 || len(req.Rewards) > maxCount:
+		return nil, false, errf(http.StatusBadRequest, "bad_body", fmt.Sprintf("rewards must hold 1 to %d items (got %d)", maxCount, len(req.Rewards)))
+	default:
+		items = req.Rewards
+	}
+	lo, hi := cfg.RewardRange[0], cfg.RewardRange[1]
+	for i, it := range items {
+		where := "event_id"
+		if !single {
+			where = fmt.Sprintf("rewards[%d].event_id", i)
+		}
+		if it.EventID == nil {
+			return nil, false, errf(http.StatusBadRequest, "bad_body", where+" is required")
+		}
+		if e := checkEventID(where, *it.EventID); e != nil {
+			return nil, false, e
+		}
+		rw := strings.TrimSuffix(where, "event_id") + "reward"
+		if it.Reward == nil {
+			return nil, false, errf(http.StatusBadRequest, "bad_body", rw+" is required (a number in the experiment's reward_range)")
+		}
+		if v := *it.Reward; math.IsNaN(v) || v < lo || v > hi {
+			return nil, false, errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v lies outside the experiment's reward_range [%v, %v]; send a reward in that range", rw, v, lo, hi))
+		}
+		if y, ok := cfg.normalize(*it.Reward); !ok {
+			return nil, false, errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v does not scale into [0, 1] by the experiment's reward_range [%v, %v] (scaled: %v)", rw, *it.Reward, lo, hi, y))
+		}
+	}
+	return items, single, nil
 }

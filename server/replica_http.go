@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -316,42 +315,9 @@ func (r *Replica) rewards(w http.ResponseWriter, req *http.Request, p *principal
 	if e := decodeBody(req, &rr, false); e != nil {
 		return e
 	}
-	single := rr.Rewards == nil
-	var items []rewardItem
-	switch {
-	case single && rr.EventID == nil && rr.Reward == nil:
-		return errf(http.StatusBadRequest, "bad_body", `send {"event_id": ID, "reward": VALUE} or {"rewards": [{"event_id": ID, "reward": VALUE}, ...]}`)
-	case single:
-		items = []rewardItem{{rr.EventID, rr.Reward}}
-	case rr.EventID != nil || rr.Reward != nil:
-		return errf(http.StatusBadRequest, "bad_body", `give either event_id and reward, or rewards (a batch), not both`)
-	case len(rr.Rewards) < 1 || len(rr.Rewards) > maxCount:
-		return errf(http.StatusBadRequest, "bad_body", fmt.Sprintf("rewards must hold 1 to %d items (got %d)", maxCount, len(rr.Rewards)))
-	default:
-		items = rr.Rewards
-	}
-	lo, hi := x.cfg.RewardRange[0], x.cfg.RewardRange[1]
-	for i, it := range items {
-		where := "event_id"
-		if !single {
-			where = fmt.Sprintf("rewards[%d].event_id", i)
-		}
-		if it.EventID == nil {
-			return errf(http.StatusBadRequest, "bad_body", where+" is required")
-		}
-		if e := checkEventID(where, *it.EventID); e != nil {
-			return e
-		}
-		rw := strings.TrimSuffix(where, "event_id") + "reward"
-		if it.Reward == nil {
-			return errf(http.StatusBadRequest, "bad_body", rw+" is required (a number in the experiment's reward_range)")
-		}
-		if v := *it.Reward; math.IsNaN(v) || v < lo || v > hi {
-			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v lies outside the experiment's reward_range [%v, %v]; send a reward in that range", rw, v, lo, hi))
-		}
-		if y, ok := x.cfg.normalize(*it.Reward); !ok {
-			return errf(http.StatusBadRequest, "reward_out_of_range", fmt.Sprintf("%s = %v does not scale into [0, 1] by the experiment's reward_range [%v, %v] (scaled: %v)", rw, *it.Reward, lo, hi, y))
-		}
+	items, single, e := rewardItems(&rr, x.cfg)
+	if e != nil {
+		return e
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), 30*time.Second)
 	defer cancel()

@@ -109,40 +109,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) { return OpenWith(ctx
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
-	if o.LockWait <= 0 {
-		o.LockWait = 10 * time.Second
-	}
-	if o.Watch == 0 {
-		o.Watch = 250 * time.Millisecond
-	}
-	db, err := connect(dsn, false)
+	db, conn, err := connectLocked(ctx, dsn, &o, "postgres store", "pg_try_advisory_lock", func(schema string) string {
+		return fmt.Sprintf("another dpbandit serve is using schema %q of this database (waited %v for its lock): run one server per database (or give each its own search_path)", schema, o.LockWait)
+	})
 	if err != nil {
 		return nil, err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("postgres store: connecting: %w", err)
-	}
-	var schema string
-	deadline := time.Now().Add(o.LockWait)
-	for {
-		var ok bool
-		err = conn.QueryRowContext(ctx, "SELECT current_schema(), pg_try_advisory_lock(hashtextextended('dpbandit:' || current_schema(), 0))").Scan(&schema, &ok)
-		if err != nil || ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			err = fmt.Errorf("another dpbandit serve is using schema %q of this database (waited %v for its lock): run one server per database (or give each its own search_path): %w",
-				schema, o.LockWait, store.ErrLocked)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		conn.Close()
-		db.Close()
-		return nil, fmt.Errorf("postgres store: %w", err)
 	}
 	s := &Store{DB: sqldb.DB{W: db, R: db, D: dialect}, lock: conn, lost: make(chan struct{}), holder: holderName()}
 	s.Guard, s.Fence = s.guard, s.fence
@@ -360,4 +331,47 @@ func (s *Store) Close() error {
 func (s *Store) Settings(ctx context.Context) (synchronousCommit, fsync string, err error) {
 	err = s.R.QueryRowContext(ctx, "SELECT current_setting('synchronous_commit'), current_setting('fsync')").Scan(&synchronousCommit, &fsync)
 	return
+}
+
+// connectLocked applies o's defaults, connects to dsn and takes the
+// schema's advisory lock on a dedicated connection with lockFn
+// (pg_try_advisory_lock, or its _shared form for replicas), retrying every
+// 100 ms until o.LockWait; busy words the error when another process holds
+// the lock (it then wraps store.ErrLocked). what prefixes the errors.
+func connectLocked(ctx context.Context, dsn string, o *Options, what, lockFn string, busy func(schema string) string) (*sql.DB, *sql.Conn, error) {
+	if o.LockWait <= 0 {
+		o.LockWait = 10 * time.Second
+	}
+	if o.Watch == 0 {
+		o.Watch = 250 * time.Millisecond
+	}
+	db, err := connect(dsn, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("%s: connecting: %w", what, err)
+	}
+	var schema string
+	deadline := time.Now().Add(o.LockWait)
+	for {
+		var ok bool
+		err = conn.QueryRowContext(ctx, "SELECT current_schema(), "+lockFn+"(hashtextextended('dpbandit:' || current_schema(), 0))").Scan(&schema, &ok)
+		if err != nil || ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("%s: %w", busy(schema), store.ErrLocked)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		conn.Close()
+		db.Close()
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return db, conn, nil
 }

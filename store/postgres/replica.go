@@ -49,40 +49,11 @@ const dbNowMS = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 // the migrations under a second advisory lock that serialises replicas
 // starting together, and watches its lock session as Open does.
 func OpenReplica(ctx context.Context, dsn string, o Options) (*Replica, error) {
-	if o.LockWait <= 0 {
-		o.LockWait = 10 * time.Second
-	}
-	if o.Watch == 0 {
-		o.Watch = 250 * time.Millisecond
-	}
-	db, err := connect(dsn, false)
+	db, conn, err := connectLocked(ctx, dsn, &o, "postgres replica store", "pg_try_advisory_lock_shared", func(schema string) string {
+		return fmt.Sprintf("a dpbandit serve in one-server mode (without --replica) is using schema %q of this database (waited %v): stop it, or run every server of this schema with --replica", schema, o.LockWait)
+	})
 	if err != nil {
 		return nil, err
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("postgres replica store: connecting: %w", err)
-	}
-	var schema string
-	deadline := time.Now().Add(o.LockWait)
-	for {
-		var ok bool
-		err = conn.QueryRowContext(ctx, "SELECT current_schema(), pg_try_advisory_lock_shared(hashtextextended('dpbandit:' || current_schema(), 0))").Scan(&schema, &ok)
-		if err != nil || ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			err = fmt.Errorf("a dpbandit serve in one-server mode (without --replica) is using schema %q of this database (waited %v): stop it, or run every server of this schema with --replica: %w",
-				schema, o.LockWait, store.ErrLocked)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		conn.Close()
-		db.Close()
-		return nil, fmt.Errorf("postgres replica store: %w", err)
 	}
 	var b [6]byte
 	rand.Read(b[:])
