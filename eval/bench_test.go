@@ -20,59 +20,65 @@ import (
 // (VmHWM) so far; run one benchmark alone (-bench Pipeline) to read its
 // own peak.
 var bench struct {
-	once sync.Once
-	dir  string
-	path string
-	log  *Log
-	err  error
+	dirOnce sync.Once
+	dir     string
+	dirErr  error
+	log     *Log
 
-	// noQHat is the same log without the qhat columns: what a user who
-	// fits the reward model has (written on first use).
-	noQHatOnce sync.Once
-	noQHat     string
-	noQHatErr  error
+	// files are the generated logs by name, each written on first use.
+	mu    sync.Mutex
+	files map[string]*benchFile
+}
+
+type benchFile struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 const benchN = 1_000_000
 
-func benchPath(b *testing.B) string {
-	bench.once.Do(func() {
-		bench.dir, bench.err = os.MkdirTemp("", "eval-bench-")
-		if bench.err != nil {
-			return
-		}
-		bench.path = filepath.Join(bench.dir, "log.csv")
-		f, err := os.Create(bench.path)
-		if err != nil {
-			bench.err = err
-			return
-		}
-		defer f.Close()
-		bench.err = synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true, QHat: true}.write(f)
-	})
-	if bench.err != nil {
-		b.Fatal(bench.err)
+// benchWrite returns the path of the generated log name, writing it with
+// s on first use.
+func benchWrite(b *testing.B, name string, s synth) string {
+	bench.dirOnce.Do(func() { bench.dir, bench.dirErr = os.MkdirTemp("", "eval-bench-") })
+	if bench.dirErr != nil {
+		b.Fatal(bench.dirErr)
 	}
-	return bench.path
+	bench.mu.Lock()
+	if bench.files == nil {
+		bench.files = map[string]*benchFile{}
+	}
+	f := bench.files[name]
+	if f == nil {
+		f = &benchFile{path: filepath.Join(bench.dir, name)}
+		bench.files[name] = f
+	}
+	bench.mu.Unlock()
+	f.once.Do(func() {
+		w, err := os.Create(f.path)
+		if err != nil {
+			f.err = err
+			return
+		}
+		defer w.Close()
+		f.err = s.write(w)
+	})
+	if f.err != nil {
+		b.Fatal(f.err)
+	}
+	return f.path
 }
 
-// benchPathNoQHat is the benchmark log without qhat columns.
+// benchPath is the benchmark log: pi_e and qhat columns.
+func benchPath(b *testing.B) string {
+	return benchWrite(b, "log.csv", synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true, QHat: true})
+}
+
+// benchPathNoQHat is the same log without the qhat columns: what a user
+// who fits the reward model has.
 func benchPathNoQHat(b *testing.B) string {
-	benchPath(b)
-	bench.noQHatOnce.Do(func() {
-		bench.noQHat = filepath.Join(bench.dir, "log-noqhat.csv")
-		f, err := os.Create(bench.noQHat)
-		if err != nil {
-			bench.noQHatErr = err
-			return
-		}
-		defer f.Close()
-		bench.noQHatErr = synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true}.write(f)
-	})
-	if bench.noQHatErr != nil {
-		b.Fatal(bench.noQHatErr)
-	}
-	return bench.noQHat
+	return benchWrite(b, "log-noqhat.csv", synth{N: benchN, A: 10, D: 5, Seed: 1, PiE: true})
 }
 
 func benchLog(b *testing.B) *Log {

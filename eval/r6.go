@@ -74,12 +74,11 @@ func R6Candidate(dst, user, article []float64) {
 
 // r6Event is one parsed line; its slices are reused between lines.
 type r6Event struct {
-	shown   int64
-	click   float64
-	user    []float64
-	ids     []int64
-	feats   []float64 // len(ids)×dim
-	hasFeat []bool
+	shown int64
+	click float64
+	user  []float64
+	ids   []int64
+	feats []float64 // len(ids)×dim
 }
 
 // parseR6Features reads "index:value" or "index" tokens into dst (indices
@@ -140,7 +139,7 @@ func (e *r6Event) parse(line []byte, dim int) error {
 		return fmt.Errorf("user %w", err)
 	}
 	i += n
-	e.ids, e.feats, e.hasFeat = e.ids[:0], e.feats[:0], e.hasFeat[:0]
+	e.ids, e.feats = e.ids[:0], e.feats[:0]
 	for i < len(tok) {
 		id, err := strconv.ParseInt(string(tok[i][1:]), 10, 64)
 		if err != nil {
@@ -152,12 +151,11 @@ func (e *r6Event) parse(line []byte, dim int) error {
 		i++
 		e.ids = append(e.ids, id)
 		at := len(e.feats)
-		e.feats = append(e.feats, make([]float64, dim)...)
+		e.feats = slices.Grow(e.feats, dim)[:at+dim] // reuses the buffer of earlier lines; parseR6Features clears it
 		n, err := parseR6Features(tok[i:], e.feats[at:])
 		if err != nil {
 			return fmt.Errorf("article %d %w", id, err)
 		}
-		e.hasFeat = append(e.hasFeat, n > 0)
 		i += n
 	}
 	if len(e.ids) == 0 {
