@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -68,48 +67,24 @@ func adaJesterOPEStage(c *Context) ([]Sweep, error) {
 	for i := range res.cells {
 		res.cells[i] = make([]adaOPECell, c.Runs())
 	}
-	workers := c.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	type job struct{ run, pol int }
 	logs := make([]*adaOPELog, c.Runs())
 	for run := range c.Runs() {
 		if logs[run], err = newAdaOPELog(base, run, T); err != nil {
 			return nil, fmt.Errorf("run %d: log: %w", run, err)
 		}
 	}
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				cell, err := adaOPERun(base, logs[j.run], res.pols[j.pol], j.run, T)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("run %d, %s: %w", j.run, res.pols[j.pol].label, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				res.cells[j.pol][j.run] = cell
-			}
-		}()
-	}
-	for run := range c.Runs() {
-		for p := range res.pols {
-			jobs <- job{run, p}
+	np := len(res.pols)
+	err = c.parallel(c.Runs()*np, func(i int) error {
+		run, pol := i/np, i%np
+		cell, err := adaOPERun(base, logs[run], res.pols[pol], run, T)
+		if err != nil {
+			return fmt.Errorf("run %d, %s: %w", run, res.pols[pol].label, err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+		res.cells[pol][run] = cell
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	adaJesterOPEStore.Store(c, res)
 	return nil, c.writeOut(ResultsFile, adaJesterOPETable(res))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -289,51 +288,24 @@ func adaOPEStage(c *Context) ([]Sweep, error) {
 	for i := range res.cells {
 		res.cells[i] = make([]adaOPECell, c.Runs())
 	}
-	workers := c.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	// One log per run at a time per worker (n·K·d floats each).
-	runs := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
+	// One run at a time per worker: its log holds n·K·d floats.
+	err = c.parallel(c.Runs(), func(run int) error {
+		lg, err := newAdaOPELog(base, run, res.nLog)
+		if err != nil {
+			return fmt.Errorf("run %d: log: %w", run, err)
 		}
-		mu.Unlock()
-	}
-	for range min(workers, c.Runs()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for run := range runs {
-				lg, err := newAdaOPELog(base, run, res.nLog)
-				if err != nil {
-					fail(fmt.Errorf("run %d: log: %w", run, err))
-					continue
-				}
-				res.oracle[run] = lg.oracle
-				for pi, pol := range res.pols {
-					cell, err := adaOPERun(base, lg, pol, run, T)
-					if err != nil {
-						fail(fmt.Errorf("run %d, %s: %w", run, pol.label, err))
-						break
-					}
-					res.cells[pi][run] = cell
-				}
+		res.oracle[run] = lg.oracle
+		for pi, pol := range res.pols {
+			cell, err := adaOPERun(base, lg, pol, run, T)
+			if err != nil {
+				return fmt.Errorf("run %d, %s: %w", run, pol.label, err)
 			}
-		}()
-	}
-	for run := range c.Runs() {
-		runs <- run
-	}
-	close(runs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+			res.cells[pi][run] = cell
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	adaOPEStore.Store(c, res)
 	return nil, c.writeOut(ResultsFile, adaOPETable(res))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -239,54 +238,26 @@ func mtReplayStage(c *Context) ([]Sweep, error) {
 			}
 		}
 	}
-	type job struct {
-		cell *mtCell
-		run  int
-	}
-	jobs := make(chan job)
-	workers := c.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				cl := j.cell
-				l := cl.camp.log
-				rr, err := eval.Replay(l, cl.pol.spec(cl.camp.dim), eval.ReplayOptions{Delay: cl.delay, Seed: mtReplaySeed + uint64(j.run),
-					Horizon: l.N, Candidates: cl.camp.candidates(), Dim: cl.camp.dim})
-				if err == nil && rr.Warning != "" {
-					err = errors.New(rr.Warning)
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("replay %s / %s: %w", cl.camp.name, cl.pol.label, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				cl.ctr[j.run], cl.matches[j.run] = rr.CTR, float64(rr.Matches)
-				if rr.Matches == 0 {
-					cl.ctr[j.run] = 0
-				}
-			}
-		}()
-	}
-	for _, cl := range res.cells {
-		for k := range c.Runs() {
-			jobs <- job{cl, k}
+	runs := c.Runs()
+	err = c.parallel(len(res.cells)*runs, func(i int) error {
+		cl, run := res.cells[i/runs], i%runs
+		l := cl.camp.log
+		rr, err := eval.Replay(l, cl.pol.spec(cl.camp.dim), eval.ReplayOptions{Delay: cl.delay, Seed: mtReplaySeed + uint64(run),
+			Horizon: l.N, Candidates: cl.camp.candidates(), Dim: cl.camp.dim})
+		if err == nil && rr.Warning != "" {
+			err = errors.New(rr.Warning)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+		if err != nil {
+			return fmt.Errorf("replay %s / %s: %w", cl.camp.name, cl.pol.label, err)
+		}
+		cl.ctr[run], cl.matches[run] = rr.CTR, float64(rr.Matches)
+		if rr.Matches == 0 {
+			cl.ctr[run] = 0
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	mtReplayStore.Store(c, res)
 	if err := c.writeOut(ResultsFile, mtReplayTable(res, c.Runs())); err != nil {
