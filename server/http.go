@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,30 +65,7 @@ type handler func(w http.ResponseWriter, r *http.Request, p *principal) *apiErro
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	route := func(pattern, name string, methods map[string]handler) {
-		mux.Handle(pattern, s.eng.m.observe(name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := methods[r.Method]
-			if h == nil {
-				allow := make([]string, 0, len(methods))
-				for m := range methods {
-					allow = append(allow, m)
-				}
-				w.Header().Set("Allow", strings.Join(allow, ", "))
-				writeErr(w, errf(http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))))
-				return
-			}
-			p, e := s.auth.authenticate(r)
-			if e != nil {
-				writeErr(w, e)
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
-			if e := h(w, r, p); e != nil {
-				if e.status >= 500 {
-					s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", e.status, "code", e.Code, "message", e.Message)
-				}
-				writeErr(w, e)
-			}
-		})))
+		mux.Handle(pattern, s.eng.m.observe(name, dispatch(methods, s.auth, s.o.MaxBodyBytes, s.log)))
 	}
 	route("/v1/experiments", "experiments", map[string]handler{"POST": s.createExperiment, "GET": s.listExperiments})
 	route("/v1/experiments/{id}", "experiment", map[string]handler{"GET": s.getExperiment, "DELETE": s.deleteExperiment})
@@ -946,4 +925,36 @@ func rewardItems(req *rewardRequest, cfg *Config) (items []rewardItem, single bo
 		}
 	}
 	return items, single, nil
+}
+
+// dispatch serves one route: 405 with an Allow header for a method it does
+// not take, then authentication, the body limit, the method's handler, and
+// its error (logged when it is a server error). Shared by the one-server
+// and the replica routes.
+func dispatch(methods map[string]handler, a *auth, maxBody int64, log *slog.Logger) http.HandlerFunc {
+	allow := make([]string, 0, len(methods))
+	for m := range methods {
+		allow = append(allow, m)
+	}
+	slices.Sort(allow)
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := methods[r.Method]
+		if h == nil {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeErr(w, errf(http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))))
+			return
+		}
+		p, e := a.authenticate(r)
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if e := h(w, r, p); e != nil {
+			if e.status >= 500 {
+				log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", e.status, "code", e.Code, "message", e.Message)
+			}
+			writeErr(w, e)
+		}
+	}
 }

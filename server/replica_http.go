@@ -29,30 +29,7 @@ func (r *Replica) HTTPServer(addr string) *http.Server {
 func (r *Replica) routes() http.Handler {
 	mux := http.NewServeMux()
 	route := func(pattern string, methods map[string]handler) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, req *http.Request) {
-			h := methods[req.Method]
-			if h == nil {
-				allow := make([]string, 0, len(methods))
-				for m := range methods {
-					allow = append(allow, m)
-				}
-				w.Header().Set("Allow", strings.Join(allow, ", "))
-				writeErr(w, errf(http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; use %s", req.Method, req.URL.Path, strings.Join(allow, " or "))))
-				return
-			}
-			p, e := r.auth.authenticate(req)
-			if e != nil {
-				writeErr(w, e)
-				return
-			}
-			req.Body = http.MaxBytesReader(w, req.Body, r.o.MaxBodyBytes)
-			if e := h(w, req, p); e != nil {
-				if e.status >= 500 {
-					r.log.Error("request failed", "method", req.Method, "path", req.URL.Path, "status", e.status, "code", e.Code, "message", e.Message)
-				}
-				writeErr(w, e)
-			}
-		})
+		mux.HandleFunc(pattern, dispatch(methods, r.auth, r.o.MaxBodyBytes, r.log))
 	}
 	route("/v1/experiments", map[string]handler{"POST": r.createExperiment, "GET": r.listExperiments})
 	route("/v1/experiments/{id}", map[string]handler{"GET": r.getExperiment})
