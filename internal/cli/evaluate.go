@@ -266,44 +266,28 @@ func (c *evaluateCmd) buildTarget(l *eval.Log, t string) (*evalTarget, error) {
 }
 
 // privacyOf states the policy's certified guarantee (at its own delta
-// parameter, else --privacy-delta) when it is private.
+// parameter, else --privacy-delta) when it is private, as 'dpbandit privacy
+// policy' does.
 func (c *evaluateCmd) privacyOf(et *evalTarget, spec string, s bandit.Setting) {
-	sp, err := bandit.ParseSpec(spec)
-	if err != nil {
-		return
+	if sp, err := bandit.ParseSpec(spec); err == nil {
+		if d, err := bandit.Lookup(bandit.AnyKind, sp.Name); err == nil && d.NewContextual == nil {
+			s.Dim = 0
+		} else if s.Dim == 0 {
+			s.Dim = 1
+		}
 	}
-	d, err := bandit.Lookup(bandit.AnyKind, sp.Name)
-	if err != nil || d.Report == nil {
-		return
+	st, err := policyStatement(spec, s, c.PrivacyDelta)
+	if err == nil {
+		if v, ok := st.Params["delta"]; ok && v > 0 && v < 1 && v != c.PrivacyDelta {
+			st, err = policyStatement(spec, s, v)
+		}
 	}
-	if d.NewContextual == nil {
-		s.Dim = 0
-	} else if s.Dim == 0 {
-		s.Dim = 1
-	}
-	p, err := d.CompleteFor(s, sp.Params)
-	if err != nil {
+	switch {
+	case err != nil:
 		et.privErr = err.Error()
-		return
+	case st.Certified.Notion != privacy.NotionNone:
+		et.privacy = &st
 	}
-	rep, err := d.Report(s, p)
-	if err != nil {
-		et.privErr = err.Error()
-		return
-	}
-	if !rep.Private() {
-		return
-	}
-	delta := c.PrivacyDelta
-	if v, ok := p["delta"]; ok && v > 0 && v < 1 {
-		delta = v
-	}
-	st, err := rep.At(delta)
-	if err != nil {
-		et.privErr = err.Error()
-		return
-	}
-	et.privacy = &st
 }
 
 // replayTarget replays a learning policy through a uniform logger's log.
