@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -77,8 +76,11 @@ var poissonTable = func() *[1 << 16]uint8 {
 // Poisson(1) multiplicity instead of drawing n rounds with replacement; the
 // two agree asymptotically, and the Poisson form streams over the rounds
 // in order, so the work is O(r·n) on data that stays in cache. Replicate j
-// uses its own PCG stream (seed, j), so the result does not depend on how
-// many goroutines run it; they split the replicates among themselves.
+// draws from its own four xoshiro256** streams (seedStreams(seed, j)), so
+// the result does not depend on how many goroutines run it; they split the
+// replicates among themselves. The multiplicities come from a 16-bit
+// uniform through poissonTable (fillPoisson), and the weighted sums from
+// dots2x5, whose AVX2 and portable forms give the same bits.
 func Bootstrap(stats []Ratio, r int, seed uint64) [][]float64 {
 	if len(stats) == 0 || r <= 0 {
 		return make([][]float64, len(stats))
@@ -104,50 +106,75 @@ func Bootstrap(stats []Ratio, r int, seed uint64) [][]float64 {
 	for s, st := range stats {
 		num[s], den[s] = colOf(st.Num), colOf(st.Den)
 	}
+	// Columns are swept five at a time (a short last group is padded with
+	// a zero column), two replicates at a time, by dots2x5: each column
+	// value loaded serves both replicates.
 	nc := len(cols)
+	ng := (nc + dotsWidth - 1) / dotsWidth
+	var zero []float64
+	if nc%dotsWidth != 0 {
+		zero = make([]float64, n)
+	}
 	// sums[j*(nc+1)+k]: replicate j's Σ c·cols[k]; k = nc: Σ c.
 	sums := make([]float64, r*(nc+1))
-	workers := min(runtime.GOMAXPROCS(0), r)
+	pairs := (r + 1) / 2
+	workers := min(runtime.GOMAXPROCS(0), pairs)
 	const chunk = 2048
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*r/workers, (w+1)*r/workers
+		// Replicate pairs are split among the workers.
+		lo, hi := 2*(w*pairs/workers), min(2*((w+1)*pairs/workers), r)
 		wg.Go(func() {
-			gens := make([]rand.PCG, hi-lo)
+			gens := make([]poissonStreams, hi-lo)
 			for j := range gens {
-				gens[j].Seed(seed, uint64(lo+j))
+				gens[j] = seedStreams(seed, lo+j)
 			}
-			cnt := make([]float64, chunk)
-			tab := poissonTable
+			c0 := make([]uint16, chunk)
+			c1 := make([]uint16, chunk)
+			var group [dotsWidth][]float64
 			for start := 0; start < n; start += chunk {
 				end := min(start+chunk, n)
 				m := end - start
-				c := cnt[:m]
-				for j := range gens {
-					g := &gens[j]
-					var total float64
-					i := 0
-					for ; i+4 <= m; i += 4 {
-						u := g.Uint64()
-						c0 := float64(tab[uint16(u)])
-						c1 := float64(tab[uint16(u>>16)])
-						c2 := float64(tab[uint16(u>>32)])
-						c3 := float64(tab[uint16(u>>48)])
-						c[i], c[i+1], c[i+2], c[i+3] = c0, c1, c2, c3
-						total += (c0 + c1) + (c2 + c3)
+				for j := 0; j < len(gens); j += 2 {
+					// The streams step 16 counts at a time; a last
+					// chunk's unused counts are drawn and dropped.
+					m16 := (m + 15) &^ 15
+					w0, w1 := c0[:m], c1[:m]
+					fillPoisson(&gens[j], c0[:m16])
+					two := j+1 < len(gens)
+					if two {
+						fillPoisson(&gens[j+1], c1[:m16])
+					} else {
+						clear(w1) // an odd last replicate: its partner weighs nothing
 					}
-					if i < m {
-						u := g.Uint64()
-						for ; i < m; i++ {
-							c[i] = float64(tab[uint16(u)])
-							total += c[i]
-							u >>= 16
+					row0 := sums[(lo+j)*(nc+1):]
+					var row1 []float64
+					if two {
+						row1 = sums[(lo+j+1)*(nc+1):]
+					}
+					for g := range ng {
+						for k := range group {
+							if c := g*dotsWidth + k; c < nc {
+								group[k] = cols[c][start:end]
+							} else {
+								group[k] = zero[start:end]
+							}
 						}
-					}
-					row := sums[(lo+j)*(nc+1):]
-					row[nc] += total
-					for k, col := range cols {
-						row[k] += dot(c, col[start:end])
+						s := dots2x5(w0, w1, &group)
+						if g == 0 {
+							row0[nc] += s[10]
+							if two {
+								row1[nc] += s[11]
+							}
+						}
+						for k := range dotsWidth {
+							if c := g*dotsWidth + k; c < nc {
+								row0[c] += s[k]
+								if two {
+									row1[c] += s[dotsWidth+k]
+								}
+							}
+						}
 					}
 				}
 			}
@@ -172,23 +199,6 @@ func Bootstrap(stats []Ratio, r int, seed uint64) [][]float64 {
 		out[s] = reps
 	}
 	return out
-}
-
-// dot is Σ a_i b_i, four-way unrolled.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // PercentileInterval returns the central 95% of sorted replicates, by

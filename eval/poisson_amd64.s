@@ -1,0 +1,74 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func poissonFillAVX(st *poissonStreams, thr *[9][16]uint16, w *uint16, n int)
+//
+// n/16 steps of four xoshiro256** streams (one per 64-bit lane of Y0–Y3,
+// the state words s0–s3); each step's four 64-bit outputs are sixteen
+// 16-bit uniforms u, and each becomes the count of thresholds it reaches
+// (see poissonThresholds), accumulated by subtracting the all-ones masks
+// of VPCMPGTW.
+TEXT ·poissonFillAVX(SB), NOSPLIT, $0-32
+	MOVQ st+0(FP), SI
+	MOVQ thr+8(FP), R8
+	MOVQ w+16(FP), DI
+	MOVQ n+24(FP), CX
+	VMOVDQU 0(SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	XORQ AX, AX
+
+loop:
+	// u = rotl(s1·5, 7)·9
+	VPSLLQ $2, Y1, Y4
+	VPADDQ Y1, Y4, Y4
+	VPSLLQ $7, Y4, Y5
+	VPSRLQ $57, Y4, Y4
+	VPOR   Y4, Y5, Y4
+	VPSLLQ $3, Y4, Y5
+	VPADDQ Y4, Y5, Y4
+
+	// the state's step
+	VPSLLQ $17, Y1, Y5
+	VPXOR  Y0, Y2, Y2
+	VPXOR  Y1, Y3, Y3
+	VPXOR  Y2, Y1, Y1
+	VPXOR  Y3, Y0, Y0
+	VPXOR  Y5, Y2, Y2
+	VPSLLQ $45, Y3, Y5
+	VPSRLQ $19, Y3, Y3
+	VPOR   Y5, Y3, Y3
+
+	// counts
+	VPXOR    0(R8), Y4, Y4
+	VPXOR    Y7, Y7, Y7
+	VPCMPGTW 32(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 64(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 96(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 128(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 160(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 192(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 224(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VPCMPGTW 256(R8), Y4, Y8
+	VPSUBW   Y8, Y7, Y7
+	VMOVDQU  Y7, (DI)(AX*2)
+
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT  loop
+
+	VMOVDQU Y0, 0(SI)
+	VMOVDQU Y1, 32(SI)
+	VMOVDQU Y2, 64(SI)
+	VMOVDQU Y3, 96(SI)
+	VZEROUPPER
+	RET
