@@ -189,7 +189,25 @@ func TestReadCSVParallelErrorLine(t *testing.T) {
 // result.
 func TestParseFloatMatchesStrconv(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	ins := []string{"0", "-0", "1", "0.5", "1e-3", "-2.5E+4", "123456789012345", "1234567890123456789", ".5", "5.", "1e400", "0.1", "9007199254740993", "00012.3400", "1e22", "1e23", "4.9e-324"}
+	ins := []string{"0", "-0", "1", "0.5", "1e-3", "-2.5E+4", "123456789012345", "1234567890123456789", ".5", "5.", "1e400", "0.1", "9007199254740993", "00012.3400", "1e22", "1e23", "4.9e-324",
+		// eight-digit blocks (eightDigits): leading zeros, blocks that end
+		// exactly at 15 significant digits or pass it, a block then a tail
+		"0.00000000123", "0000000000000001.5", "12345678.87654321", "1234567812345678", "123456781234567",
+		"0.123456789012345", "0.1234567890123456", "99999999.99999999", "00000000", "0.00000000", "-00000000.000000001",
+		"12345678e-3", "0.12345678e5", "1234567a", "12345678a", "0.1234567x9"}
+	for range 5000 { // random digit strings, many with leading zeros
+		b := make([]byte, 0, 40)
+		for range r.IntN(20) {
+			b = append(b, byte('0'+r.IntN(10)*r.IntN(2)))
+		}
+		if r.IntN(3) > 0 {
+			b = append(b, '.')
+			for range r.IntN(20) {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+		ins = append(ins, string(b))
+	}
 	for range 20000 {
 		v := r.NormFloat64() * math.Pow(10, float64(r.IntN(30)-15))
 		ins = append(ins, strconv.FormatFloat(v, 'g', 1+r.IntN(17), 64), strconv.FormatFloat(v, 'f', r.IntN(12), 64))
