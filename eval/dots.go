@@ -16,7 +16,13 @@ const dotsWidth = 5
 // (l0 + l2) + (l1 + l3); the last n mod 4 rounds are then added in order,
 // again with fused multiply-adds. The weight sums are exact (integers far
 // below 2⁵³), whatever the order.
-func dots2x5(w0, w1 []uint16, cols *[dotsWidth][]float64) (s [12]float64) {
+func dots2x5(w0, w1 []uint16, cols *[dotsWidth][]float64) [12]float64 {
+	return dots2x5Using(useAVX2, w0, w1, cols)
+}
+
+// dots2x5Using is dots2x5 with the kernel chosen: avx selects the AVX2
+// kernel (only where useAVX2 holds), else the portable loop.
+func dots2x5Using(avx bool, w0, w1 []uint16, cols *[dotsWidth][]float64) (s [12]float64) {
 	n := len(w0)
 	w1 = w1[:n]
 	for k := range cols {
@@ -24,7 +30,7 @@ func dots2x5(w0, w1 []uint16, cols *[dotsWidth][]float64) (s [12]float64) {
 	}
 	n4 := n &^ 3
 	if n4 > 0 {
-		if useAVX2 {
+		if avx {
 			dots2x5AVX(&w0[0], &w1[0], &cols[0][0], &cols[1][0], &cols[2][0], &cols[3][0], &cols[4][0], n4, &s)
 		} else {
 			s = dots2x5Lanes(w0[:n4], w1[:n4], cols)

@@ -9,6 +9,13 @@
 // into both weight vectors' accumulators (Y0–Y4 for w0, Y5–Y9 for w1) with
 // VFMADD231PD. Y13 and Y14 sum the weights. Each accumulator's lanes are
 // then combined as (l0 + l2) + (l1 + l3), the order dots2x5 documents.
+// COLUMN loads four values of the column at ptr and adds their products
+// with the two weight vectors (Y10, Y11) into acc0 and acc1.
+#define COLUMN(ptr, acc0, acc1) \
+	VMOVUPD     (ptr)(AX*8), Y12 \
+	VFMADD231PD Y12, Y10, acc0   \
+	VFMADD231PD Y12, Y11, acc1
+
 TEXT ·dots2x5AVX(SB), NOSPLIT, $0-72
 	MOVQ w0+0(FP), SI
 	MOVQ w1+8(FP), DI
@@ -41,21 +48,11 @@ loop:
 	VADDPD Y10, Y13, Y13
 	VADDPD Y11, Y14, Y14
 
-	VMOVUPD (R8)(AX*8), Y12
-	VFMADD231PD Y12, Y10, Y0
-	VFMADD231PD Y12, Y11, Y5
-	VMOVUPD (R9)(AX*8), Y12
-	VFMADD231PD Y12, Y10, Y1
-	VFMADD231PD Y12, Y11, Y6
-	VMOVUPD (R10)(AX*8), Y12
-	VFMADD231PD Y12, Y10, Y2
-	VFMADD231PD Y12, Y11, Y7
-	VMOVUPD (R11)(AX*8), Y12
-	VFMADD231PD Y12, Y10, Y3
-	VFMADD231PD Y12, Y11, Y8
-	VMOVUPD (R12)(AX*8), Y12
-	VFMADD231PD Y12, Y10, Y4
-	VFMADD231PD Y12, Y11, Y9
+	COLUMN(R8, Y0, Y5)
+	COLUMN(R9, Y1, Y6)
+	COLUMN(R10, Y2, Y7)
+	COLUMN(R11, Y3, Y8)
+	COLUMN(R12, Y4, Y9)
 
 	ADDQ $4, AX
 	CMPQ AX, CX

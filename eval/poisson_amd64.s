@@ -9,6 +9,12 @@
 // 16-bit uniforms u, and each becomes the count of thresholds it reaches
 // (see poissonThresholds), accumulated by subtracting the all-ones masks
 // of VPCMPGTW.
+// COUNT adds 1 to each 16-bit lane of Y7 whose biased uniform (Y4) is
+// above the threshold row at off(R8).
+#define COUNT(off) \
+	VPCMPGTW off(R8), Y4, Y8 \
+	VPSUBW   Y8, Y7, Y7
+
 TEXT ·poissonFillAVX(SB), NOSPLIT, $0-32
 	MOVQ st+0(FP), SI
 	MOVQ thr+8(FP), R8
@@ -44,22 +50,14 @@ loop:
 	// counts
 	VPXOR    0(R8), Y4, Y4
 	VPXOR    Y7, Y7, Y7
-	VPCMPGTW 32(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 64(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 96(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 128(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 160(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 192(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 224(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
-	VPCMPGTW 256(R8), Y4, Y8
-	VPSUBW   Y8, Y7, Y7
+	COUNT(32)
+	COUNT(64)
+	COUNT(96)
+	COUNT(128)
+	COUNT(160)
+	COUNT(192)
+	COUNT(224)
+	COUNT(256)
 	VMOVDQU  Y7, (DI)(AX*2)
 
 	ADDQ $16, AX
