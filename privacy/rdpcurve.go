@@ -57,9 +57,19 @@ func (c RDPCurve) EpsilonClassic(delta float64) (RDPConversion, error) {
 //
 // It is never larger than the classic conversion at the same order, because
 // ln(1−1/α) − ln α/(α−1) < 0 for every α > 1. docs/accountant.md §2.3.
+//
+// ln(1−1/α) is computed as ln((α−1)/α) for α ≤ 2, where α−1 is exact
+// (Sterbenz), so its error is about 2⁻⁵³ absolute; Log1p(−1/α) would carry
+// the rounding of 1/α (2⁻⁵³ absolute) into 1−1/α ≈ α−1, a relative error
+// 2⁻⁵³/(α−1) that the 2⁻⁵⁰ allowance no longer covers for α−1 below about
+// 0.005 (the result could then fall below the exact ε).
 func (c RDPCurve) EpsilonImproved(delta float64) (RDPConversion, error) {
 	return c.convert(delta, MethodImproved, func(a, e, lnDelta float64) (float64, float64) {
-		t1, t2 := math.Log1p(-1/a), -(lnDelta+math.Log(a))/(a-1)
+		t1 := math.Log1p(-1 / a)
+		if a <= 2 {
+			t1 = math.Log((a - 1) / a)
+		}
+		t2 := -(lnDelta + math.Log(a)) / (a - 1)
 		return e + t1 + t2, e + math.Abs(t1) + math.Abs(t2) + math.Abs(lnDelta)/(a-1)
 	})
 }
