@@ -591,7 +591,11 @@ func (st *mttsState) check(o MTTSOptions) error {
 		return fmt.Errorf("round-robin position %d outside [0, K = %d)", st.Pos, k)
 	}
 	phaseA := k > 1 && !o.SkipGap
-	if (st.Phase == MTTSGapEstimation && !phaseA) || st.Batches < 0 || st.Batches > 64 || (!phaseA && st.Batches != 0) {
+	// Phase A halves Δ̂ = 2⁻ⁿ once per batch; after 1074 halvings Δ̂ is 0,
+	// the batch size infinite and the budget guard ends the phase, so no
+	// run completes more batches than that (a very large ε with close arms
+	// does run past 64).
+	if (st.Phase == MTTSGapEstimation && !phaseA) || st.Batches < 0 || st.Batches > 1075 || (!phaseA && st.Batches != 0) {
 		return fmt.Errorf("phase %d after %d gap batches does not fit the options (phase A runs: %v)", st.Phase, st.Batches, phaseA)
 	}
 	// The schedule the options imply after st.Batches batches.
