@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Options configure Evaluate.
@@ -95,21 +98,38 @@ func Evaluate(l *Log, target *ActionDist, o Options) (*Report, error) {
 	t := ComputeTerms(l, target, qhat)
 	contrib := make([][]float64, len(o.Estimators))
 	stats := make([]Ratio, len(o.Estimators))
+	// Each estimator's per-round terms, estimate, normal interval and ESS
+	// are independent of the others': they run side by side.
+	rep.Results = make([]Result, len(o.Estimators))
+	errs := make([]error, len(o.Estimators))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, e := range o.Estimators {
+		g.Go(func() error {
+			c, err := t.Contributions(e, o.SwitchTau)
+			if err != nil {
+				errs[k] = err
+				return nil
+			}
+			contrib[k] = c
+			est := mean(c)
+			if e == SNIPS {
+				est, _ = t.snips()
+			}
+			rep.Results[k] = Result{
+				Estimator: e, Estimate: est, Normal: NormalInterval(c),
+				Bootstrap: Interval{math.NaN(), math.NaN()}, ESS: t.ESS(e, o.SwitchTau),
+			}
+			return nil
+		})
+	}
+	g.Wait()
 	var wr []float64
 	for k, e := range o.Estimators {
-		c, err := t.Contributions(e, o.SwitchTau)
-		if err != nil {
-			return nil, err
+		if errs[k] != nil {
+			return nil, errs[k]
 		}
-		contrib[k] = c
-		est := mean(c)
-		if e == SNIPS {
-			est, _ = t.snips()
-		}
-		rep.Results = append(rep.Results, Result{
-			Estimator: e, Estimate: est, Normal: NormalInterval(c),
-			Bootstrap: Interval{math.NaN(), math.NaN()}, ESS: t.ESS(e, o.SwitchTau),
-		})
+		c := contrib[k]
 		switch e {
 		case IPS:
 			wr = c

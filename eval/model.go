@@ -329,6 +329,8 @@ type cellRows struct {
 	x    []float64
 	r    []float64
 	fold []uint8
+	// One fold's training rounds, centred (newton's scratch).
+	xc, rc []float64
 }
 
 // gather fills rows with the rounds idx.
@@ -422,24 +424,30 @@ func (m *cellModel) newton(f, c int, cen []float64, rows *cellRows) {
 	lc := make([]float64, d1) // the step taken from them
 	best := math.Inf(-1)      // and their penalised log-likelihood
 	off := m.offsets[f]
+	// The fold's training rounds with their cell-centred features, once.
 	trainAll := m.o.Folds == 1
+	rows.xc, rows.rc = rows.xc[:0], rows.rc[:0]
+	for k, r := range rows.r {
+		if !trainAll && int(rows.fold[k]) == f {
+			continue
+		}
+		copy(x, rows.x[k*d1:(k+1)*d1])
+		for u := 1; u < d1; u++ {
+			if math.IsNaN(cc[u]) {
+				x[u] = 0
+			} else {
+				x[u] -= cc[u]
+			}
+		}
+		rows.xc = append(rows.xc, x...)
+		rows.rc = append(rows.rc, r)
+	}
 	for iter := 0; iter < 100; iter++ {
 		clear(h)
 		clear(g)
 		var ll float64
-		for k, r := range rows.r {
-			if !trainAll && int(rows.fold[k]) == f {
-				continue
-			}
-			// The cell-centred features.
-			copy(x, rows.x[k*d1:(k+1)*d1])
-			for u := 1; u < d1; u++ {
-				if math.IsNaN(cc[u]) {
-					x[u] = 0
-				} else {
-					x[u] -= cc[u]
-				}
-			}
+		for k, r := range rows.rc {
+			x := rows.xc[k*d1 : (k+1)*d1 : (k+1)*d1]
 			eta := off
 			for u := range d1 {
 				eta += x[u] * bc[u]

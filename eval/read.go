@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -305,28 +306,35 @@ func (b *builder) reserve(n int) {
 	}
 	n = min(n, 1<<28)
 	l, s := b.log, b.s
-	l.Action = slices.Grow(l.Action, n)
-	l.Reward = slices.Grow(l.Reward, n)
-	l.PScore = slices.Grow(l.PScore, n)
-	if s.hasPos {
-		l.Position = slices.Grow(l.Position, n)
+	if s.piA > 0 && l.PiE == nil {
+		l.PiE = &ActionDist{A: s.piA, P: s.piP}
 	}
-	if s.hasTime {
-		l.Timestamp = slices.Grow(l.Timestamp, n)
+	if s.qA > 0 && l.QHat == nil {
+		l.QHat = &ActionDist{A: s.qA, P: s.qP}
 	}
-	l.Context = slices.Grow(l.Context, n*s.d)
-	if s.piA > 0 {
-		if l.PiE == nil {
-			l.PiE = &ActionDist{A: s.piA, P: s.piP}
+	// The columns are grown side by side: on a large log, zeroing and
+	// first-touching hundreds of megabytes is most of this step.
+	var wg sync.WaitGroup
+	grow := func(f func()) { wg.Go(f) }
+	grow(func() {
+		l.Action = slices.Grow(l.Action, n)
+		l.Reward = slices.Grow(l.Reward, n)
+		l.PScore = slices.Grow(l.PScore, n)
+		if s.hasPos {
+			l.Position = slices.Grow(l.Position, n)
 		}
-		l.PiE.Values = slices.Grow(l.PiE.Values, n*s.piA*s.piP)
+		if s.hasTime {
+			l.Timestamp = slices.Grow(l.Timestamp, n)
+		}
+	})
+	grow(func() { l.Context = slices.Grow(l.Context, n*s.d) })
+	if s.piA > 0 {
+		grow(func() { l.PiE.Values = slices.Grow(l.PiE.Values, n*s.piA*s.piP) })
 	}
 	if s.qA > 0 {
-		if l.QHat == nil {
-			l.QHat = &ActionDist{A: s.qA, P: s.qP}
-		}
-		l.QHat.Values = slices.Grow(l.QHat.Values, n*s.qA*s.qP)
+		grow(func() { l.QHat.Values = slices.Grow(l.QHat.Values, n*s.qA*s.qP) })
 	}
+	wg.Wait()
 }
 
 // fieldError is an error in one field, located by the caller.
