@@ -22,6 +22,7 @@ import (
 var bench struct {
 	dirOnce sync.Once
 	dir     string
+	keep    bool // the folder is the user's (keepBenchDir): leave it
 	dirErr  error
 	log     *Log
 
@@ -38,10 +39,23 @@ type benchFile struct {
 
 const benchN = 1_000_000
 
+// keepBenchDir names a folder to write the generated logs to and keep
+// (log.csv, log-noqhat.csv), e.g. to time the dpbandit command on them:
+//
+//	DPBANDIT_EVAL_BENCH_DIR=/tmp/evalbench go test ./eval -run '^$' -bench 'Pipeline' -benchtime 1x
+const keepBenchDir = "DPBANDIT_EVAL_BENCH_DIR"
+
 // benchWrite returns the path of the generated log name, writing it with
 // s on first use.
 func benchWrite(b *testing.B, name string, s synth) string {
-	bench.dirOnce.Do(func() { bench.dir, bench.dirErr = os.MkdirTemp("", "eval-bench-") })
+	bench.dirOnce.Do(func() {
+		if d := os.Getenv(keepBenchDir); d != "" {
+			bench.dir, bench.keep = d, true
+			bench.dirErr = os.MkdirAll(d, 0o755)
+			return
+		}
+		bench.dir, bench.dirErr = os.MkdirTemp("", "eval-bench-")
+	})
 	if bench.dirErr != nil {
 		b.Fatal(bench.dirErr)
 	}
@@ -95,7 +109,7 @@ func benchLog(b *testing.B) *Log {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bench.dir != "" {
+	if bench.dir != "" && !bench.keep {
 		os.RemoveAll(bench.dir)
 	}
 	os.Exit(code)
