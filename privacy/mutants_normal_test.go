@@ -17,66 +17,34 @@ import (
 // logarithms from the atanh series, so no oracle value goes through the
 // float64 code under test.
 
-const mnPrec = 320
-
-func mnFloat(x float64) *big.Float { return new(big.Float).SetPrec(mnPrec).SetFloat64(x) }
-
 // mnMills returns M(x) for x ≥ 1 to far below float64 resolution: the
 // truncation error of the fraction after n levels falls like exp(−2x√n),
 // so 2000 levels leave < 1e-35 at x = 1 (checked against 4000 levels when
 // this test was written).
-func mnMills(x float64) *big.Float { return mnMillsBig(mnFloat(x)) }
+func mnMills(x float64) *big.Float { return mnMillsBig(bigF(x)) }
 
 // mnMillsBig is mnMills at a 320-bit argument x ≥ 1.
 func mnMillsBig(x *big.Float) *big.Float {
-	bx := new(big.Float).SetPrec(mnPrec).Set(x)
-	t := new(big.Float).SetPrec(mnPrec).Set(x)
+	bx := bigNew().Set(x)
+	t := bigNew().Set(x)
 	for k := 2000; k > 0; k-- {
-		q := new(big.Float).SetPrec(mnPrec).Quo(mnFloat(float64(k)), t)
+		q := bigNew().Quo(bigF(float64(k)), t)
 		t.Add(bx, q)
 	}
-	return new(big.Float).SetPrec(mnPrec).Quo(mnFloat(1), t)
-}
-
-// mnAtanhSeries returns atanh(y) = Σ y^(2k+1)/(2k+1) for |y| ≤ 1/3.
-func mnAtanhSeries(y *big.Float) *big.Float {
-	y2 := new(big.Float).SetPrec(mnPrec).Mul(y, y)
-	p := new(big.Float).SetPrec(mnPrec).Set(y)
-	sum := new(big.Float).SetPrec(mnPrec).Set(y)
-	for k := 1; k < 200; k++ {
-		p.Mul(p, y2)
-		sum.Add(sum, new(big.Float).SetPrec(mnPrec).Quo(p, mnFloat(float64(2*k+1))))
-	}
-	return sum
-}
-
-// mnLog returns ln z for z > 0 at 320 bits: z = m·2^e with m ∈ [½, 1),
-// ln z = e·ln 2 + 2·atanh((m−1)/(m+1)), ln 2 = 2·atanh(1/3).
-func mnLog(z *big.Float) *big.Float {
-	m := new(big.Float).SetPrec(mnPrec)
-	e := z.MantExp(m)
-	y := new(big.Float).SetPrec(mnPrec).Quo(
-		new(big.Float).SetPrec(mnPrec).Sub(m, mnFloat(1)),
-		new(big.Float).SetPrec(mnPrec).Add(m, mnFloat(1)))
-	lnm := mnAtanhSeries(y)
-	lnm.Mul(lnm, mnFloat(2))
-	ln2 := mnAtanhSeries(new(big.Float).SetPrec(mnPrec).Quo(mnFloat(1), mnFloat(3)))
-	ln2.Mul(ln2, mnFloat(2))
-	ln2.Mul(ln2, mnFloat(float64(e)))
-	return lnm.Add(lnm, ln2)
+	return bigNew().Quo(bigF(1), t)
 }
 
 // mnULPs returns (got − want)/ulp(want) in float64 ulps of want.
 func mnULPs(got float64, want *big.Float) float64 {
 	w, _ := want.Float64()
 	ulp := math.Nextafter(math.Abs(w), math.Inf(1)) - math.Abs(w)
-	d, _ := new(big.Float).SetPrec(mnPrec).Sub(mnFloat(got), want).Float64()
+	d, _ := bigNew().Sub(bigF(got), want).Float64()
 	return d / ulp
 }
 
 // mnRel returns |got − want|/|want|.
 func mnRel(got float64, want *big.Float) float64 {
-	d := new(big.Float).SetPrec(mnPrec).Sub(mnFloat(got), want)
+	d := bigNew().Sub(bigF(got), want)
 	r, _ := d.Quo(d, want).Float64()
 	return math.Abs(r)
 }
@@ -92,7 +60,7 @@ func mnRel(got float64, want *big.Float) float64 {
 // Kills normal.go:139 (all ARITHMETIC_BASE and INVERT_NEGATIVES mutants).
 func TestMutNormalMillsSeriesTail(t *testing.T) {
 	for _, x := range []float64{37, 38} {
-		want := new(big.Float).SetPrec(mnPrec).Mul(mnMills(x), mnFloat(x))
+		want := bigNew().Mul(mnMills(x), bigF(x))
 		if e := mnULPs(millsSeries(x), want); math.Abs(e) > 2 {
 			t.Errorf("millsSeries(%v) = %v is %.3g ulps from x·M(x) = %v", x, millsSeries(x), e, want.Text('g', 20))
 		}
@@ -107,13 +75,13 @@ func TestMutNormalMillsSeriesTail(t *testing.T) {
 // x = −37, ten billion ulps.
 // Kills normal.go:36:47.
 func TestMutNormalLnPhiFarTail(t *testing.T) {
-	pi, _ := new(big.Float).SetPrec(mnPrec).SetString("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899863")
-	half2pi := mnLog(new(big.Float).SetPrec(mnPrec).Mul(pi, mnFloat(2)))
-	half2pi.Quo(half2pi, mnFloat(2))
+	pi, _ := bigNew().SetString("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899863")
+	half2pi := bigLog(bigNew().Mul(pi, bigF(2)))
+	half2pi.Quo(half2pi, bigF(2))
 	for _, x := range []float64{-37, -37.5, -60, -1000} {
-		want := mnLog(mnMills(-x))
-		sq := new(big.Float).SetPrec(mnPrec).Mul(mnFloat(x), mnFloat(x))
-		want.Sub(want, sq.Quo(sq, mnFloat(2)))
+		want := bigLog(mnMills(-x))
+		sq := bigNew().Mul(bigF(x), bigF(x))
+		want.Sub(want, sq.Quo(sq, bigF(2)))
 		want.Sub(want, half2pi)
 		if e := mnULPs(lnPhi(x), want); math.Abs(e) > 4 {
 			t.Errorf("lnPhi(%v) = %v is %.3g ulps from ln Φ = %v", x, lnPhi(x), e, want.Text('g', 20))
@@ -131,8 +99,8 @@ func TestMutNormalLnPhiFarTail(t *testing.T) {
 // Kills normal.go:107:10, 109:17 (both), 110:10, 110:22, 112:12.
 func TestMutNormalMillsG(t *testing.T) {
 	for _, s := range []float64{3, 3.5, 5, 8, 10, 30, 100} {
-		want := new(big.Float).SetPrec(mnPrec).Quo(mnFloat(1), mnMills(s))
-		want.Sub(want, mnFloat(s))
+		want := bigNew().Quo(bigF(1), mnMills(s))
+		want.Sub(want, bigF(s))
 		if e := mnRel(millsG(s), want); e > 1e-15 {
 			t.Errorf("millsG(%v) = %v, want %v (relative error %.3g)", s, millsG(s), want.Text('g', 20), e)
 		}
@@ -153,10 +121,10 @@ func TestMutNormalMillsG(t *testing.T) {
 func TestMutNormalLnMillsDiffQuadrature(t *testing.T) {
 	for _, c := range []struct{ x, h float64 }{{1, 0.05}, {2, 0.099}, {1.5, 1e-3}, {2.95, 0.09}} {
 		mx := mnMills(c.x)
-		mxh := mnMillsBig(new(big.Float).SetPrec(mnPrec).Add(mnFloat(c.x), mnFloat(c.h)))
+		mxh := mnMillsBig(bigNew().Add(bigF(c.x), bigF(c.h)))
 		// ln(M(x+h)/M(x)) = log1p((M(x+h) − M(x))/M(x)) and the ratio minus
 		// one is formed at 320 bits, so its float64 log1p is accurate.
-		q := new(big.Float).SetPrec(mnPrec).Sub(mxh, mx)
+		q := bigNew().Sub(mxh, mx)
 		q.Quo(q, mx)
 		qf, _ := q.Float64()
 		want := math.Log1p(qf)
@@ -178,13 +146,13 @@ func TestMutNormalLnMillsDiffQuadrature(t *testing.T) {
 //     above ln x. Kills normal.go:152:43 (ARITHMETIC_BASE and
 //     INVERT_NEGATIVES, the same edit).
 func TestMutNormalLogSub(t *testing.T) {
-	if e := mnULPs(logSub(0x1p-1022), mnLog(mnFloat(0x1p-1022))); math.Abs(e) > 1 {
+	if e := mnULPs(logSub(0x1p-1022), bigLog(bigF(0x1p-1022))); math.Abs(e) > 1 {
 		t.Errorf("logSub(2⁻¹⁰²²) = %v is %.3g ulps from ln 2⁻¹⁰²²", logSub(0x1p-1022), e)
 	}
 	for _, x := range []float64{math.SmallestNonzeroFloat64, 3 * 0x1p-1070, 0x1p-1023, math.Nextafter(0x1p-1022, 0)} {
-		want := mnLog(mnFloat(x))
+		want := bigLog(bigF(x))
 		got := logSub(x)
-		d, _ := new(big.Float).SetPrec(mnPrec).Sub(mnFloat(got), want).Float64()
+		d, _ := bigNew().Sub(bigF(got), want).Float64()
 		if d > 0 || d < -0x1p-39 {
 			t.Errorf("logSub(%v) = %v, ln x = %v: difference %v, want in [−2⁻³⁹, 0]", x, got, want.Text('g', 20), d)
 		}

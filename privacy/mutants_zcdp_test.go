@@ -9,79 +9,23 @@ import (
 
 // Tests that kill mutants gremlins left alive in zcdp.go, rdp.go and
 // rdpcurve.go (zCDP and Rényi-DP conversions to (ε, δ)-DP). The oracles are
-// independent of the code under test: closed forms evaluated in 256-bit
-// math/big arithmetic (mzLog, mzExp below), or a direct numerical
+// independent of the code under test: closed forms evaluated in 320-bit
+// math/big arithmetic (bigLog, bigExp in bigmath_test.go), or a direct numerical
 // minimisation over the Rényi order of the conversion formula as printed in
 // the papers (Bun & Steinke, TCC 2016, Prop 1.3; Canonne, Kamath & Steinke,
 // NeurIPS 2020, Cor 13; Mironov, CSF 2017, Prop 3 and Prop 6; Balle et al.,
 // AISTATS 2020, Thm 21).
 
-const mzPrec = 256
-
-func mzF(x float64) *big.Float { return new(big.Float).SetPrec(mzPrec).SetFloat64(x) }
-func mzNew() *big.Float        { return new(big.Float).SetPrec(mzPrec) }
-
-// mzAtanhSeries returns 2·atanh(z) = 2 Σ z^(2k+1)/(2k+1) for |z| ≤ 1/3.
-func mzAtanhSeries(z *big.Float) *big.Float {
-	z2 := mzNew().Mul(z, z)
-	term := mzNew().Set(z)
-	sum := mzNew().Set(z)
-	eps := mzF(0x1p-300)
-	for k := 1; k < 400; k++ {
-		term.Mul(term, z2)
-		q := mzNew().Quo(term, mzF(float64(2*k+1)))
-		sum.Add(sum, q)
-		if mzNew().Abs(q).Cmp(eps) < 0 {
-			break
-		}
-	}
-	return sum.Mul(sum, mzF(2))
-}
-
-// mzLn2Val is ln 2 = 2 atanh(1/3).
-var mzLn2Val = mzAtanhSeries(mzNew().Quo(mzF(1), mzF(3)))
-
-func mzLn2() *big.Float { return mzNew().Set(mzLn2Val) }
-
-// mzLog returns ln x for x > 0 to about 250 bits: x = m·2^e with m in
-// [1/2, 1), ln m = 2 atanh((m−1)/(m+1)).
-func mzLog(x *big.Float) *big.Float {
-	m := mzNew()
-	e := x.MantExp(m)
-	z := mzNew().Quo(mzNew().Sub(m, mzF(1)), mzNew().Add(m, mzF(1)))
-	r := mzAtanhSeries(z)
-	return r.Add(r, mzNew().Mul(mzF(float64(e)), mzLn2()))
-}
-
-// mzExp returns e^x to about 250 bits: x = k ln2 + r, |r| ≤ ln2/2, Taylor.
-func mzExp(x *big.Float) *big.Float {
-	ln2 := mzLn2()
-	kf, _ := mzNew().Quo(x, ln2).Float64()
-	k := math.Round(kf)
-	r := mzNew().Sub(x, mzNew().Mul(mzF(k), ln2))
-	sum, term := mzF(1), mzF(1)
-	eps := mzF(0x1p-300)
-	for n := 1; n < 400; n++ {
-		term.Mul(term, r)
-		term.Quo(term, mzF(float64(n)))
-		sum.Add(sum, term)
-		if mzNew().Abs(term).Cmp(eps) < 0 {
-			break
-		}
-	}
-	return sum.SetMantExp(sum, int(k))
-}
-
 // mzLogDeltaCKS is the exact CKS20 Cor 13 exponent at order α = 1+t:
 // ln δ = t((1+t)ρ − ε) + t ln t − (1+t) ln(1+t).
 func mzLogDeltaCKS(rho, eps, alpha float64) *big.Float {
-	a := mzF(alpha)
-	t := mzNew().Sub(a, mzF(1))
-	x := mzNew().Mul(a, mzF(rho))
-	x.Sub(x, mzF(eps))
+	a := bigF(alpha)
+	t := bigNew().Sub(a, bigF(1))
+	x := bigNew().Mul(a, bigF(rho))
+	x.Sub(x, bigF(eps))
 	x.Mul(x, t)
-	x.Add(x, mzNew().Mul(t, mzLog(t)))
-	return x.Sub(x, mzNew().Mul(a, mzLog(a)))
+	x.Add(x, bigNew().Mul(t, bigLog(t)))
+	return x.Sub(x, bigNew().Mul(a, bigLog(a)))
 }
 
 // mzMinLogT minimises h(t) over t = e^u, u in [ulo, uhi]: a dense scan, then
@@ -157,8 +101,8 @@ func TestMutZCDPCKSDeltaRoundedUpAtItsOrder(t *testing.T) {
 				continue // δ underflows, or the clamp to 1 applies
 			}
 			checked++
-			exact := mzExp(lx)
-			if mzF(d).Cmp(exact) < 0 {
+			exact := bigExp(lx)
+			if bigF(d).Cmp(exact) < 0 {
 				ef, _ := exact.Float64()
 				t.Errorf("ZCDPDeltaCKS(%v, %v) = %.17g at α = %v, below the exact δ(α) = %.17g", rho, eps, d, a, ef)
 			}
@@ -355,18 +299,18 @@ func TestMutZCDPGroupOfOne(t *testing.T) {
 // Mironov 2017 Prop 3, ε(α) + ln(1/δ)/(α−1), and Balle et al. 2020 Thm 21,
 // ε(α) + ln(1−1/α) − (ln δ + ln α)/(α−1).
 func mzClassic(e, a, delta float64) *big.Float {
-	x := mzNew().Neg(mzLog(mzF(delta)))
-	x.Quo(x, mzNew().Sub(mzF(a), mzF(1)))
-	return x.Add(x, mzF(e))
+	x := bigNew().Neg(bigLog(bigF(delta)))
+	x.Quo(x, bigNew().Sub(bigF(a), bigF(1)))
+	return x.Add(x, bigF(e))
 }
 
 func mzImproved(e, a, delta float64) *big.Float {
-	am1 := mzNew().Sub(mzF(a), mzF(1))
-	x := mzNew().Add(mzLog(mzF(delta)), mzLog(mzF(a)))
+	am1 := bigNew().Sub(bigF(a), bigF(1))
+	x := bigNew().Add(bigLog(bigF(delta)), bigLog(bigF(a)))
 	x.Quo(x, am1)
 	x.Neg(x)
-	x.Add(x, mzLog(mzNew().Quo(am1, mzF(a))))
-	return x.Add(x, mzF(e))
+	x.Add(x, bigLog(bigNew().Quo(am1, bigF(a))))
+	return x.Add(x, bigF(e))
 }
 
 // TestMutRDPConversionsRoundedUp: the classic and improved conversions at a
@@ -409,7 +353,7 @@ func TestMutRDPConversionsRoundedUp(t *testing.T) {
 		xf, _ := x.Float64()
 		// At most the 8 ulps of magnitude that convert adds, plus rounding.
 		mag := p.e - math.Log(p.delta)/(p.a-1)
-		if mzF(cls.Epsilon).Cmp(x) < 0 || cls.Epsilon-xf > 0x1p-47*mag {
+		if bigF(cls.Epsilon).Cmp(x) < 0 || cls.Epsilon-xf > 0x1p-47*mag {
 			t.Errorf("EpsilonClassic(ε(%v) = %v, δ = %v) = %.17g, exact %.17g: want at or just above", p.a, p.e, p.delta, cls.Epsilon, xf)
 		}
 		imp, err := c.EpsilonImproved(p.delta)
@@ -423,7 +367,7 @@ func TestMutRDPConversionsRoundedUp(t *testing.T) {
 		xf, _ = x.Float64()
 		t1, ld := math.Log1p(-1/p.a), math.Log(p.delta)
 		mag = p.e + math.Abs(t1) + math.Abs((ld+math.Log(p.a))/(p.a-1)) + math.Abs(ld)/(p.a-1)
-		if mzF(imp.Epsilon).Cmp(x) < 0 || (p.a >= 1.001 && imp.Epsilon-xf > 0x1p-47*mag) {
+		if bigF(imp.Epsilon).Cmp(x) < 0 || (p.a >= 1.001 && imp.Epsilon-xf > 0x1p-47*mag) {
 			t.Errorf("EpsilonImproved(ε(%v) = %v, δ = %v) = %.17g, exact %.17g: want at or just above", p.a, p.e, p.delta, imp.Epsilon, xf)
 		}
 	}
@@ -476,12 +420,12 @@ func TestMutRDPCurveEdges(t *testing.T) {
 // mzLaplaceRDP is Mironov 2017 Prop 6 in 256-bit arithmetic:
 // ln[α/(2α−1)·e^{(α−1)εL} + (α−1)/(2α−1)·e^{−αεL}]/(α−1).
 func mzLaplaceRDP(e, a float64) *big.Float {
-	A, E := mzF(a), mzF(e)
-	am1 := mzNew().Sub(A, mzF(1))
-	den := mzNew().Sub(mzNew().Mul(A, mzF(2)), mzF(1))
-	x := mzNew().Mul(mzNew().Quo(A, den), mzExp(mzNew().Mul(am1, E)))
-	y := mzNew().Mul(mzNew().Quo(am1, den), mzExp(mzNew().Neg(mzNew().Mul(A, E))))
-	l := mzLog(x.Add(x, y))
+	A, E := bigF(a), bigF(e)
+	am1 := bigNew().Sub(A, bigF(1))
+	den := bigNew().Sub(bigNew().Mul(A, bigF(2)), bigF(1))
+	x := bigNew().Mul(bigNew().Quo(A, den), bigExp(bigNew().Mul(am1, E)))
+	y := bigNew().Mul(bigNew().Quo(am1, den), bigExp(bigNew().Neg(bigNew().Mul(A, E))))
+	l := bigLog(x.Add(x, y))
 	return l.Quo(l, am1)
 }
 
@@ -512,7 +456,7 @@ func TestMutLaplaceRDPRoundedUp(t *testing.T) {
 		}
 		x := mzLaplaceRDP(p.e, p.a)
 		xf, _ := x.Float64()
-		if mzF(got).Cmp(x) < 0 || got > xf*(1+1e-13) {
+		if bigF(got).Cmp(x) < 0 || got > xf*(1+1e-13) {
 			t.Errorf("LaplaceRDP(%v, %v) = %.17g, exact %.17g: want at or just above", p.e, p.a, got, xf)
 		}
 	}
@@ -522,13 +466,13 @@ func TestMutLaplaceRDPRoundedUp(t *testing.T) {
 // against math.Log (exp(ln x) = x) at a few points across the range.
 func TestMzOracleSelfCheck(t *testing.T) {
 	for _, x := range []float64{0.3, 1, 2, 10, 1e-300, 1e300, 0.999999} {
-		l, _ := mzLog(mzF(x)).Float64()
+		l, _ := bigLog(bigF(x)).Float64()
 		if math.Abs(l-math.Log(x)) > 1e-15*math.Max(1, math.Abs(l)) {
-			t.Errorf("mzLog(%v) = %v, math.Log %v", x, l, math.Log(x))
+			t.Errorf("bigLog(%v) = %v, math.Log %v", x, l, math.Log(x))
 		}
-		e, _ := mzExp(mzF(math.Log(x))).Float64()
+		e, _ := bigExp(bigF(math.Log(x))).Float64()
 		if math.Abs(e-x) > 1e-13*x {
-			t.Errorf("mzExp(ln %v) = %v", x, e)
+			t.Errorf("bigExp(ln %v) = %v", x, e)
 		}
 	}
 }

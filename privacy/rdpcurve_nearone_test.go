@@ -34,7 +34,7 @@ func TestEpsilonImprovedNearOrderOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := mzImproved(p.e, p.a, p.delta)
-		if w, _ := want.Float64(); w > 0 && mzF(got.Epsilon).Cmp(want) < 0 {
+		if w, _ := want.Float64(); w > 0 && bigF(got.Epsilon).Cmp(want) < 0 {
 			t.Errorf("α = %v, δ = %v, ε(α) = %v: improved ε %v is below the exact %v", p.a, p.delta, p.e, got.Epsilon, want.Text('g', 20))
 		}
 	}
