@@ -1,0 +1,77 @@
+package linear
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestAdaPrivateOptionBounds: each documented range accepts its closed ends
+// and refuses what lies just outside: γ_v ∈ (0, 1] (0 refused), B ≥ 1
+// (1 accepted, 0 refused), q = amp ∈ [0, 1] (1 accepted).
+func TestAdaPrivateOptionBounds(t *testing.T) {
+	base := AdaPrivateOptions{Dim: 2, Lambda: 1, V: 1, Alpha: 1, GammaV: 1, BatchSize: 7, Sigma: 0.5}
+	for _, c := range []struct {
+		name string
+		edit func(o *AdaPrivateOptions)
+		ok   bool
+	}{
+		{"gammav=0", func(o *AdaPrivateOptions) { o.GammaV = 0 }, false},
+		{"gammav=1", func(o *AdaPrivateOptions) { o.GammaV = 1 }, true},
+		{"B=1", func(o *AdaPrivateOptions) { o.BatchSize = 1 }, true},
+		{"B=0", func(o *AdaPrivateOptions) { o.BatchSize = 0 }, false},
+		{"amp=1", func(o *AdaPrivateOptions) { o.Amp = 1 }, true},
+	} {
+		o := base
+		c.edit(&o)
+		_, err := NewAdaPrivate(o, rand.New(rand.NewPCG(1, 2)))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: error %v, want accepted = %v", c.name, err, c.ok)
+		}
+	}
+}
+
+// TestAdaPrivateFirstChoice: before any release the estimate is θ = 0, so
+// AdaPrivate-UCB's score is α·‖x‖_{V⁻¹} = α‖x‖/√λ and it must choose the
+// candidate of larger norm (an optimistic bonus, added, not subtracted or
+// divided); among identical candidates both rules keep the first (the
+// package's tie rule: the lowest index).
+func TestAdaPrivateFirstChoice(t *testing.T) {
+	base := AdaPrivateOptions{Dim: 2, Lambda: 1, V: 1, Alpha: 1, GammaV: 1, BatchSize: 7, Sigma: 0.5}
+	for _, ucb := range []bool{true, false} {
+		o := base
+		o.UCB = ucb
+		p, err := NewAdaPrivate(o, rand.New(rand.NewPCG(5, 6)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ucb {
+			if got := p.Select([][]float64{{0.5, 0}, {1, 0}}); got != 1 {
+				t.Errorf("UCB chose candidate %d of norms (0.5, 1), want 1", got)
+			}
+		}
+		if got := p.Select([][]float64{{0.6, 0.8}, {0.6, 0.8}}); got != 0 {
+			t.Errorf("UCB=%v chose candidate %d of two identical ones, want 0", ucb, got)
+		}
+	}
+}
+
+// TestAdaPrivateKeepsItsOwnPrior: the policy copies the prior mean θ0 it is
+// given, so a caller who reuses the slice afterwards does not change the
+// options the policy reports in its saved state.
+func TestAdaPrivateKeepsItsOwnPrior(t *testing.T) {
+	prior := []float64{0.5, 0}
+	o := AdaPrivateOptions{Dim: 2, Lambda: 1, V: 1, Alpha: 1, GammaV: 1, BatchSize: 7, Sigma: 0.5, Theta0: prior}
+	p, err := NewAdaPrivate(o, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior[0] = -9
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"theta0":[0.5,0]`) {
+		t.Fatalf("saved state after the caller changed its slice: %s", b)
+	}
+}
