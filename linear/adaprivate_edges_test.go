@@ -75,3 +75,27 @@ func TestAdaPrivateKeepsItsOwnPrior(t *testing.T) {
 		t.Fatalf("saved state after the caller changed its slice: %s", b)
 	}
 }
+
+// TestAdaPrivateLearnsFromReleases: without subsampling every reward
+// enters the released batch sums. With σ = 1e-6, B = 1 and width α = 0.01,
+// after e₁ has paid 1 four times and e₂ paid 0 three times, AdaPrivate-UCB
+// must choose e₁ (estimate 0.8 against 0). A release that dropped the
+// rewards (noise only, |θ| ~ 1e-6) would leave only the bonuses, where the
+// less-played e₂ leads by 0.01·(1/2 − 1/√5) ≈ 5e-4, so it would choose e₂.
+func TestAdaPrivateLearnsFromReleases(t *testing.T) {
+	o := AdaPrivateOptions{Dim: 2, UCB: true, Lambda: 1, Alpha: 0.01, GammaV: 1, BatchSize: 1, Sigma: 1e-6}
+	p, err := NewAdaPrivate(o, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1, e2 := []float64{1, 0}, []float64{0, 1}
+	for range 4 {
+		p.Update(e1, 1)
+	}
+	for range 3 {
+		p.Update(e2, 0)
+	}
+	if got := p.Select([][]float64{e2, e1}); got != 1 {
+		t.Fatalf("chose candidate %d after e1 paid 1 and e2 paid 0, want 1 (e1)", got)
+	}
+}
