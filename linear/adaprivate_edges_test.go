@@ -99,3 +99,28 @@ func TestAdaPrivateLearnsFromReleases(t *testing.T) {
 		t.Fatalf("chose candidate %d after e1 paid 1 and e2 paid 0, want 1 (e1)", got)
 	}
 }
+
+// TestAdaPrivateRestoresFreshAndZeroScale: a fresh policy's state (no
+// rounds, updates, releases or forced rounds) and the state of a policy
+// whose exploration scale is 0 (V = 0) load back: every lower bound of the
+// restore check is met with equality there.
+func TestAdaPrivateRestoresFreshAndZeroScale(t *testing.T) {
+	for _, v := range []float64{1, 0} {
+		o := AdaPrivateOptions{Dim: 2, Lambda: 1, V: v, Alpha: 1, GammaV: 1, BatchSize: 3, Sigma: 0.5, Forced: 2}
+		p, err := NewAdaPrivate(o, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := NewAdaPrivate(o, rand.New(rand.NewPCG(3, 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.UnmarshalJSON(b); err != nil {
+			t.Errorf("V = %v: a fresh policy's state does not restore: %v", v, err)
+		}
+	}
+}
