@@ -208,25 +208,30 @@ func newExperiment(cfg *Config) (*experiment, error) {
 
 // restore loads the durable state (no lock needed: not yet shared) and
 // replays the rewards stored after the policy state with their stored seed.
+//
+// Every state the engine writes, from creation on, carries both the policy's
+// state and its own (snapshot). A record with either missing is damaged:
+// loading it as a fresh policy with a fresh ledger would forget the budget
+// already spent, so it is refused and the experiment is listed as
+// unavailable.
 func (e *experiment) restore(st store.State, replay []store.JoinedReward) error {
-	if len(st.Policy) > 0 {
-		u, ok := e.impl().(json.Unmarshaler)
-		if !ok {
-			return fmt.Errorf("policy %s cannot restore its state", e.cfg.Policy)
-		}
-		var err error
-		if perr := safely(func() { err = u.UnmarshalJSON(st.Policy) }); perr != nil {
-			err = perr
-		}
-		if err != nil {
-			return fmt.Errorf("restoring the policy state: %w", err)
-		}
+	if len(st.Policy) == 0 || len(st.Engine) == 0 {
+		return fmt.Errorf("the stored state is damaged: its policy state (%d bytes) or engine state (%d bytes) is empty", len(st.Policy), len(st.Engine))
+	}
+	u, ok := e.impl().(json.Unmarshaler)
+	if !ok {
+		return fmt.Errorf("policy %s cannot restore its state", e.cfg.Policy)
+	}
+	var err error
+	if perr := safely(func() { err = u.UnmarshalJSON(st.Policy) }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		return fmt.Errorf("restoring the policy state: %w", err)
 	}
 	var es engineState
-	if len(st.Engine) > 0 {
-		if err := json.Unmarshal(st.Engine, &es); err != nil {
-			return fmt.Errorf("engine state: %w", err)
-		}
+	if err := json.Unmarshal(st.Engine, &es); err != nil {
+		return fmt.Errorf("engine state: %w", err)
 	}
 	if es.Ledger != nil && e.led != nil {
 		l, err := restoreLedger(*es.Ledger)
