@@ -249,8 +249,9 @@ type StateRun struct {
 }
 
 // CheckState checks a policy implementing json.Marshaler and
-// json.Unmarshaler (and skips one that does not): its state saved after T/2
-// rounds is valid JSON; restored into a fresh policy whose generator is
+// json.Unmarshaler (and skips one that does not): a fresh policy's state
+// restores into the same state; its state saved after T/2 rounds is valid
+// JSON; restored into a fresh policy whose generator is
 // restored separately, it continues with the same choices as the original
 // and ends in the same state; and UnmarshalJSON refuses another policy's
 // state.
@@ -261,6 +262,20 @@ func CheckState(t *testing.T, r StateRun) {
 	mar, ok1 := pol.(json.Marshaler)
 	if _, ok2 := pol.(json.Unmarshaler); !ok1 || !ok2 {
 		t.Skipf("%T does not implement json.Marshaler and json.Unmarshaler", pol)
+	}
+	// A fresh policy's state restores too (a server stores it at creation
+	// and loads it after a restart before any round is played), into the
+	// same state.
+	fresh, err := mar.MarshalJSON()
+	if err != nil {
+		t.Fatalf("MarshalJSON of a fresh policy: %v", err)
+	}
+	pol0 := r.New(rand.NewPCG(r.PolicySeed[0], r.PolicySeed[1]))
+	if err := pol0.(json.Unmarshaler).UnmarshalJSON(fresh); err != nil {
+		t.Fatalf("UnmarshalJSON of a fresh policy's state: %v", err)
+	}
+	if again, err := pol0.(json.Marshaler).MarshalJSON(); err != nil || string(again) != string(fresh) {
+		t.Errorf("a fresh state restored and saved again differs (err %v):\n%s\n%s", err, again, fresh)
 	}
 	envSrc := rand.NewPCG(r.EnvSeed[0], r.EnvSeed[1])
 	half := r.Horizon / 2
