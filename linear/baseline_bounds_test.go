@@ -1,0 +1,96 @@
+package linear
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/internal/chol"
+	"github.com/dpbandit/dpbandit/privacy"
+)
+
+// TestBaselineParameterBounds pins the closed and open ends of the shared
+// baseline checks: each valid range is stated in its error message, and a
+// value exactly at a closed end must be accepted, one at an open end refused.
+func TestBaselineParameterBounds(t *testing.T) {
+	ok := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v, want accepted", what, err)
+		}
+	}
+	bad := func(what string, err error, want string) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", what, err, want)
+		}
+	}
+	_, err := blRho("x", 1e-6, 0.5, 0) // ε = 1e-6 and δ = ½: both closed ends
+	ok("ε = 1e-6, δ = 0.5", err)
+	_, err = blRho("x", 1, 0, 0)
+	bad("δ = 0", err, "delta = 0 is outside its valid range (0, 0.5]")
+	_, err = blRho("x", math.Nextafter(1e-6, 0), 1e-5, 0)
+	bad("ε just below 1e-6", err, "outside its valid range [1e-06, ∞)")
+	r, err := blRho("x", 0, 0, 0x1p-1074) // the smallest positive ρ is a ρ
+	if err != nil || r != 0x1p-1074 {
+		t.Errorf("ρ = 2⁻¹⁰⁷⁴: %v, %v; want it back", r, err)
+	}
+	_, err = blRho("x", 1, 1e-5, -1)
+	bad("ρ = −1", err, "rho = -1 must be finite and > 0")
+
+	_, _, err = blTargetEpsDelta("x", bandit.Target{Epsilon: 1, Delta: 0})
+	bad("target δ = 0", err, "δ in (0, 1) (got δ = 0)")
+	_, _, err = blTargetEpsDelta("x", bandit.Target{Epsilon: 1, Delta: 1})
+	bad("target δ = 1", err, "δ in (0, 1) (got δ = 1)")
+
+	ok("T = 1", blCheckHorizon("x", 1))
+	bad("T = 0", blCheckHorizon("x", 0), "horizon T = 0 must be ≥ 1")
+	ok("B = 1 ≤ T = 5", blCheckBatch("x", 1, 5))
+	ok("B = T = 5", blCheckBatch("x", 5, 5))
+	bad("B = 0", blCheckBatch("x", 0, 5), "batch = 0 is outside its valid range [1, T = 5]")
+	bad("B = 6 > T = 5", blCheckBatch("x", 6, 5), "batch = 6 is outside")
+}
+
+// TestBaselineReportPaperZero: a paper value of exactly 0 is a value (a
+// paper that claims no cost is shown, and shown wrong), only a negative one
+// means "none stated".
+func TestBaselineReportPaperZero(t *testing.T) {
+	r := blZCDPReport("m", 0.5, 0, false, "d")
+	if r.Paper == nil || r.Paper.Value != 0 || r.Paper.Notion != privacy.NotionZCDP {
+		t.Errorf("paper 0: %+v, want a ρ = 0 paper value", r.Paper)
+	}
+	if r = blZCDPReport("m", 0.5, -1, false, "d"); r.Paper != nil {
+		t.Errorf("paper −1: %+v, want none", r.Paper)
+	}
+}
+
+// TestBlUCBAlphaZeroIsGreedy: with α = 0 the UCB rule is the greedy one on
+// xᵀθ (no width term at all, not even a 0·√(…) that could be NaN), ties to
+// the lowest index.
+func TestBlUCBAlphaZeroIsGreedy(t *testing.T) {
+	f := chol.New(2, 1)
+	theta := []float64{1, 0}
+	buf := make([]float64, 2)
+	cands := [][]float64{{0.2, 0.9}, {0.5, 0}, {0.5, 0.8}}
+	if got := blUCB("x", cands, 2, f, theta, 0, buf); got != 1 {
+		t.Errorf("α = 0: chose %d, want 1 (the first of the two with xᵀθ = 0.5)", got)
+	}
+	if got := blUCB("x", cands, 2, f, theta, 1, buf); got != 2 {
+		t.Errorf("α = 1: chose %d, want 2 (the widest of the tied means)", got)
+	}
+}
+
+// TestBlCalibrateOutOfReach: a target whose ρ underflows to 0 once divided
+// by the certified factor is refused; a 0 would read as "derive ρ from ε
+// and δ" in the policy's parameters.
+func TestBlCalibrateOutOfReach(t *testing.T) {
+	// At δ = 1e-300 the largest ρ meeting ε = 1e-160 is below the smallest
+	// float64 (privacy.ZCDPRho returns 0, the safe side).
+	for _, eps := range []float64{1e-160, 1e-200} {
+		p, err := blCalibrateZCDP("x", bandit.Target{Epsilon: eps, Delta: 1e-300, Basis: bandit.BasisCertified}, 4, false)
+		if err == nil || !strings.Contains(err.Error(), "out of reach") {
+			t.Errorf("ε = %v: %v, %v; want an out-of-reach error", eps, p, err)
+		}
+	}
+}
