@@ -94,3 +94,30 @@ func TestBlCalibrateOutOfReach(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineLambdaMinBoundIllConditioned: A = I + N·uuᵀ with u = (1, 1)/√2
+// has λ_min = 1 exactly, but at N = 1e12…1e16 its floating-point Cholesky
+// factor is off by up to N·2⁻⁵³ in its last pivot, and so are the power
+// iteration's estimate and the Cholesky test of A − cI. The certified bound
+// must still be ≤ 1: the margin 4d(d+1)·2⁻⁵³·max Aᵢᵢ covers the test's
+// rounding.
+func TestBaselineLambdaMinBoundIllConditioned(t *testing.T) {
+	for _, n := range []float64{1e12, 1e14, 1e15, 3e15, 1e16} {
+		f := chol.New(2, 1)
+		s := math.Sqrt(n / 2)
+		f.Update([]float64{s, s})
+		if got := newBLEig(2).lowerBound(f, 1e-9); got > 1 || got < 1e-9 {
+			t.Errorf("N = %g: certified λ_min bound %v, want in [1e-9, 1] (λ_min = 1)", n, got)
+		}
+	}
+}
+
+// TestBlArgmaxDotTies: ties go to the lowest index (as the other argmax
+// rules of the package), so a logged choice is reproducible.
+func TestBlArgmaxDotTies(t *testing.T) {
+	buf := make([]float64, 2)
+	cands := [][]float64{{0, 1}, {0.5, 0}, {0.5, 0.3}, {0.5, -0.2}}
+	if got := blArgmaxDot("x", cands, 2, []float64{1, 0}, buf); got != 1 {
+		t.Errorf("three candidates tied at xᵀθ = 0.5: chose %d, want the first, 1", got)
+	}
+}
