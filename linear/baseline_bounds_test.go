@@ -121,3 +121,24 @@ func TestBlArgmaxDotTies(t *testing.T) {
 		t.Errorf("three candidates tied at xᵀθ = 0.5: chose %d, want the first, 1", got)
 	}
 }
+
+// TestBlEigCertifies: the restore check accepts the bound lowerBound
+// certified, and refuses λ_min itself when A is ill-conditioned, where the
+// Cholesky test's rounding could otherwise let through a bound above λ_min
+// (a restored state must not bring a λ_min bound A does not have).
+func TestBlEigCertifies(t *testing.T) {
+	for _, n := range []float64{1e14, 1e15, 1e16} {
+		f := chol.New(2, 1)
+		s := math.Sqrt(n / 2)
+		f.Update([]float64{s, s})
+		e := newBLEig(2)
+		if lo := e.lowerBound(f, 1e-9); lo > 1e-9 && !e.certifies(f, lo) {
+			t.Errorf("N = %g: lowerBound's own %v is not certified", n, lo)
+		}
+		for _, c := range []float64{1, 1.5} {
+			if e.certifies(f, c) {
+				t.Errorf("N = %g: c = %v certified, but λ_min = 1 and the margin is %v", n, c, 4*6*0x1p-53*(1+n/2))
+			}
+		}
+	}
+}
