@@ -2,10 +2,12 @@ package linear
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/counting"
 	"github.com/dpbandit/dpbandit/internal/chol"
 	"github.com/dpbandit/dpbandit/privacy"
 )
@@ -140,5 +142,35 @@ func TestBlEigCertifies(t *testing.T) {
 				t.Errorf("N = %g: c = %v certified, but λ_min = 1 and the margin is %v", n, c, 4*6*0x1p-53*(1+n/2))
 			}
 		}
+	}
+}
+
+// TestBlRestoreTreesCountsMustAgree: the tree counters of one policy hold the
+// same number of leaves; a state whose first tree is empty and whose second
+// is not (a tampered or mixed-up state) is refused, in either order.
+func TestBlRestoreTreesCountsMustAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	mk := func(n int) *counting.Counter {
+		c, err := counting.NewGaussian(counting.GaussianOptions{Capacity: 16, Sigma: 1, Lower: -1, Sensitivity: 2}, counting.SimNoise(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			if err := c.Add(0.5); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	for _, counts := range [][2]int{{0, 3}, {3, 0}, {2, 3}} {
+		states := blTreeStates([]*counting.Counter{mk(counts[0]), mk(counts[1])})
+		cs := []*counting.Counter{mk(0), mk(0)}
+		if err := blRestoreTrees("x", cs, states, r); err == nil || !strings.Contains(err.Error(), "different numbers of leaves") {
+			t.Errorf("trees with %d and %d leaves: %v, want refused", counts[0], counts[1], err)
+		}
+	}
+	cs := []*counting.Counter{mk(0), mk(0)}
+	if err := blRestoreTrees("x", cs, blTreeStates([]*counting.Counter{mk(0), mk(0)}), r); err != nil {
+		t.Errorf("two empty trees: %v", err)
 	}
 }
