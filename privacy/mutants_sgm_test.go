@@ -38,6 +38,10 @@ var sgmExactRows = []sgmExactRow{
 	{1e-6, 0.2, 1.5, "2.241673158242720856389705e-5", "216:38 (|i ln(1−q)| becomes |i/ln(1−q)| in the p2 allowance)"},
 	{1e-4, 0.8, 12.3, "8.026063783317122936163969e-4", "242:22, 216:44 (p2 allowance reduced)"},
 	{1e-4, 0.5, 4.75, "8.167081902587672461379587e-5", "242:22 (|C(α,i)| allowance subtracted from the p2 allowance)"},
+	// Integer orders take the exact integer sum; the fractional series is
+	// valid there too (its tail vanishes) but looser at q = ½ and large σ
+	// (1.1e-10 here), so an order sent the wrong way misses 1e-12.
+	{0.5, 100, 3, "0.00003750234385156401349119627", "134:41 (integer α ≤ 2²⁰ sent to the fractional series)"},
 }
 
 // TestMutantsSGMExactOracle: each ε(α) is ≥ the exact value (compared in

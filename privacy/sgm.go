@@ -70,9 +70,10 @@ const crvzTerms = 32
 // (noise standard deviation ÷ L2 sensitivity), at any real order α > 1.
 // Edge cases: q = 0 gives 0; q = 1 gives the Gaussian α/(2σ²); σ = 0 with
 // q > 0 gives +Inf, and so does a σ so small (below about 5e-155) that ε(α)
-// leaves the float64 range. Where the fractional-order series cannot be
-// evaluated (integer α above 2²⁰, which skips the exact integer sum, or σ
-// below about 1e-8 at a fractional α) the result is +Inf, the safe side.
+// leaves the float64 range. Integer orders above 2²⁰ go through the
+// fractional-order series, which holds at integer α too (its tail vanishes:
+// C(α, i) = 0 for i > α). Where that series cannot be evaluated (σ below
+// about 1e-8 at a fractional α) the result is +Inf, the safe side.
 // Cost: O(α) for integer α, O(α + 32) otherwise.
 func SubsampledGaussianRDP(q, sigma, alpha float64) (float64, error) {
 	if err := checkRate(q); err != nil {
@@ -305,10 +306,9 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 	errSum = 0x1p-52 * (errSum + float64(len(cs)+4)*abs)
 	up := sum + errSum // an upper bound on (A − 1)·e^{−lmax}
 	if math.IsNaN(up) || math.IsNaN(lmax) {
-		// The series broke down (terms or their error bound overflowed:
-		// an integer order above 2²⁰, whose ln|sin πα| is −Inf, or σ
-		// below about 1e-8). Nothing is known, so the safe answer is
-		// A − 1 = +Inf, never the 0 that "not above 0" would mean.
+		// The series broke down (terms or their error bound overflowed,
+		// as for σ below about 1e-8). Nothing is known, so the safe answer
+		// is A − 1 = +Inf, never the 0 that "not above 0" would mean.
 		return math.Inf(1), 0
 	}
 	if !(up > 0) {

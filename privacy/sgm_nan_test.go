@@ -8,11 +8,11 @@ import (
 // TestSGMNeverZeroWhenTheSumBreaksDown: where the fractional-order series
 // cannot be evaluated (its terms or error bound overflow to NaN), ε(α) must
 // be the safe +Inf, never 0, which would claim the mechanism costs nothing.
-// Two such regions: integer orders above 2²⁰ (they skip the exact integer
-// sum, and ln|sin πα| = −Inf in the fractional series) and fractional
-// orders at σ below about 1e-8 (the tail terms overflow). Rényi divergence
-// does not decrease with the order, nor with a smaller σ, so each value must
-// be at least a finite neighbour's.
+// Two regions used to return 0: integer orders above 2²⁰ (they skip the
+// exact integer sum; the series now evaluates them, its tail vanishing at an
+// integer order) and fractional orders at σ below about 1e-8 (the tail terms
+// overflow). Rényi divergence does not decrease with the order, nor with a
+// smaller σ, so each value must be at least a finite neighbour's.
 func TestSGMNeverZeroWhenTheSumBreaksDown(t *testing.T) {
 	for _, c := range []struct {
 		q, sigma, alpha  float64 // the case that used to return 0
