@@ -61,3 +61,51 @@ func TestBatchedReportDerivation(t *testing.T) {
 		t.Errorf("derivation %q does not state %q", r.Derivation, want)
 	}
 }
+
+// TestBatchedBaselinesNoiseMatchesTheReport ties each batched baseline's
+// actual noise σ to the ρ its report certifies, through the Gaussian
+// mechanism's cost 1/(2σ²) per release at sensitivity 1 (Bun & Steinke 2016,
+// Prop 1.6): coreset-elim-dp's releases see disjoint rewards (parallel
+// composition: one release's cost), batched-agg-dp's K releases all see
+// every earlier reward (sequential: K times it). A σ computed from the wrong
+// share of ρ under-reports.
+func TestBatchedBaselinesNoiseMatchesTheReport(t *testing.T) {
+	s := bandit.Setting{Dim: 3, K: 4, Horizon: 1000}
+	for _, c := range []struct {
+		name     string
+		releases func(k int) float64 // how many releases one reward enters
+	}{
+		{"coreset-elim-dp", func(int) float64 { return 1 }},
+		{"batched-agg-dp", func(k int) float64 { return float64(k) }},
+	} {
+		d, _ := Lookup(c.name)
+		p, err := d.Complete(bandit.Params{"batch": 50, "epsilon": 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := d.NewContextual(s, p, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sigma float64
+		var k int
+		switch q := pol.(type) {
+		case *CoreSetElimDP:
+			sigma, k = q.Sigma(), q.k
+		case *BatchedAggDP:
+			sigma, k = q.Sigma(), q.k
+		}
+		cost := c.releases(k) / (2 * sigma * sigma)
+		got := pol.(bandit.Private).Privacy().Certified.Value
+		if got < cost || got > cost*(1+1e-9) {
+			t.Errorf("%s: K = %d, σ = %v: certified ρ = %v, want the noise's %v", c.name, k, sigma, got, cost)
+		}
+		rep, err := d.Report(s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Certified != pol.(bandit.Private).Privacy().Certified || rep.Derivation != pol.(bandit.Private).Privacy().Derivation {
+			t.Errorf("%s: the descriptor's report differs from the policy's:\n%+v\n%+v", c.name, rep, pol.(bandit.Private).Privacy())
+		}
+	}
+}
