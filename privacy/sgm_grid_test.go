@@ -27,10 +27,8 @@ func sgmFracTolerance(q, sigma, alpha float64) float64 {
 		return 5e-5
 	case alpha-1 < 0.01:
 		return 1e-10
-	case alpha > 301 || math.Abs(alpha-math.Round(alpha)) < 1e-3:
-		return 6e-12
 	default:
-		return 2e-12
+		return 1e-13 + 4e-15*alpha
 	}
 }
 
