@@ -174,3 +174,26 @@ func TestBlRestoreTreesCountsMustAgree(t *testing.T) {
 		t.Errorf("two empty trees: %v", err)
 	}
 }
+
+// TestBlAddLeafFullCounter: past the horizon a counter is full; the leaf is
+// not read (false), with no panic, and the counter is unchanged.
+func TestBlAddLeafFullCounter(t *testing.T) {
+	c, err := counting.NewGaussian(counting.GaussianOptions{Capacity: 2, Sigma: 1, Lower: -1, Sensitivity: 2}, counting.SimNoise(rand.New(rand.NewPCG(1, 2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false, false} {
+		var got bool
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("leaf %d: panic %v", i, r)
+				}
+			}()
+			got = blAddLeaf(c, 0.5, -1, 1)
+		}()
+		if got != want || c.Count() != min(i+1, 2) {
+			t.Errorf("leaf %d into a counter of capacity 2: %v (count %d), want %v", i, got, c.Count(), want)
+		}
+	}
+}
