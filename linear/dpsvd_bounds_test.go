@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
 )
 
 // TestDPSVDDimensionBounds: the feature dimension may be anything in
@@ -73,5 +75,29 @@ func TestDPSVDNoiseScale(t *testing.T) {
 	want := sigma / math.Sqrt(2*math.Pi)
 	if got := sum / n; math.Abs(got-want) > 0.05*want {
 		t.Errorf("mean of max(0, noise) = %v, want σ/√(2π) = %v", got, want)
+	}
+}
+
+// TestDPSVDReportValues pins DPSVDReport's numbers to their formulas: on the
+// grid, ρ = (Δ₂ + √m·g)²/(2σ²) over the m = n(n+1)/2 released entries of an
+// n-item upper triangle (Δ₂ = √2/n_users, g the grid step); the paper's
+// ([ADA] §6.3) ρ = (1/n_users)²/(2σ²) with continuous noise.
+func TestDPSVDReportValues(t *testing.T) {
+	const users, items, sigma = 10, 3, 0.8
+	d2 := math.Sqrt2 / users
+	g, err := gridStep(sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (d2 + math.Sqrt(6)*g) * (d2 + math.Sqrt(6)*g) / (2 * sigma * sigma)
+	if got := DPSVDReport(users, items, sigma, true).Certified.Value; got < want || got > want*(1+1e-9) {
+		t.Errorf("grid ρ = %v, want (Δ₂ + √6·g)²/(2σ²) = %v", got, want)
+	}
+	r := DPSVDReport(users, items, sigma, false)
+	if want := 0.01 / (2 * sigma * sigma); r.Paper == nil || math.Abs(r.Paper.Value-want) > 1e-15*want {
+		t.Errorf("paper value %+v, want ρ = (1/n_users)²/(2σ²) = %v", r.Paper, want)
+	}
+	if s, err := DPSVDSigma(1, 1, bandit.Target{Epsilon: 1, Delta: 1e-5}, false); err != nil || !(s > 0) {
+		t.Errorf("one user, one item: σ = %v, %v; want a σ", s, err)
 	}
 }
