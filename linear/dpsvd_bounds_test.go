@@ -3,9 +3,11 @@ package linear
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // TestDPSVDDimensionBounds: the feature dimension may be anything in
@@ -99,5 +101,29 @@ func TestDPSVDReportValues(t *testing.T) {
 	}
 	if s, err := DPSVDSigma(1, 1, bandit.Target{Epsilon: 1, Delta: 1e-5}, false); err != nil || !(s > 0) {
 		t.Errorf("one user, one item: σ = %v, %v; want a σ", s, err)
+	}
+}
+
+// TestDPSVDSigmaTargets: the target's open ends are refused with the values
+// named, and a grid σ calibrated to (ε, δ) reports a ρ no larger than the
+// target's BS16 ρ over all n(n+1)/2 released entries.
+func TestDPSVDSigmaTargets(t *testing.T) {
+	for _, tg := range []bandit.Target{{Epsilon: 0, Delta: 1e-5}, {Epsilon: 1, Delta: 0}, {Epsilon: 1, Delta: 1}} {
+		if s, err := DPSVDSigma(10, 3, tg, false); err == nil || !strings.Contains(err.Error(), "δ in (0, 1)") {
+			t.Errorf("target %+v: σ = %v, err = %v; want refused", tg, s, err)
+		}
+	}
+	for _, items := range []int{1, 3, 8} {
+		s, err := DPSVDSigma(10, items, bandit.Target{Epsilon: 1, Delta: 1e-5}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rho, err := privacy.ZCDPRhoBS(1, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DPSVDReport(10, items, s, true).Certified.Value; got > rho {
+			t.Errorf("%d items: grid σ = %v reports ρ = %v above the target %v", items, s, got, rho)
+		}
 	}
 }
