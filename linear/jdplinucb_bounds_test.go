@@ -1,8 +1,13 @@
 package linear
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/counting"
 )
 
 // TestJDPOptionBounds: each of JDP-LinUCB's parameter ranges, at its closed
@@ -29,5 +34,80 @@ func TestJDPOptionBounds(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", o, err, c.want)
 		}
+	}
+}
+
+// TestJDPTreesAndStats: the d(d+1)/2 Gram trees carry node noise σ off the
+// diagonal and √2σ on it (the paper's symmetric (Z+Zᵀ)/√2), the d reward
+// trees σ; and with a negligible σ the released V̂ and û are Σ x̃x̃ᵀ and
+// Σ r·x̃ over the clipped features x̃ (one feature vector of norm 2 is
+// clipped to norm 1).
+func TestJDPTreesAndStats(t *testing.T) {
+	const d = 3
+	opts := JDPLinUCBOptions{Dim: d, Horizon: 64, Delta: 1e-5, Sigma: 1e-12, Lambda: 1, Alpha: 1, Fail: 0.1}
+	p, err := NewJDPLinUCB(opts, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range d {
+		for j := i; j < d; j++ {
+			want := opts.Sigma
+			if i == j {
+				want = math.Sqrt2 * opts.Sigma
+			}
+			if got := p.gram[blTriIndex(d, i, j)].Scale(); got != want {
+				t.Errorf("Gram tree (%d, %d): node σ = %v, want %v", i, j, got, want)
+			}
+		}
+	}
+	xs := [][]float64{{0.6, -0.8, 0}, {0, 0, 2}, {-0.5, 0.5, 0.5}}
+	rs := []float64{1, 0.5, 0.25}
+	var gram [d * d]float64
+	var u [d]float64
+	for k, x := range xs {
+		p.Update(x, rs[k])
+		xc := append([]float64(nil), x...)
+		blClip(xc, xc)
+		for i := range d {
+			for j := range d {
+				gram[i*d+j] += xc[i] * xc[j]
+			}
+			u[i] += rs[k] * xc[i]
+		}
+	}
+	g, uu := make([]float64, d*d), make([]float64, d)
+	p.NoisyStats(g, uu)
+	for i := range d * d {
+		if math.Abs(g[i]-gram[i]) > 1e-9 {
+			t.Fatalf("released V̂ = %v, want Σ x̃x̃ᵀ = %v", g, gram)
+		}
+	}
+	for i := range d {
+		if math.Abs(uu[i]-u[i]) > 1e-9 {
+			t.Fatalf("released û = %v, want Σ r·x̃ = %v", uu, u)
+		}
+	}
+}
+
+// TestJDPReportDerivation: the derivation states the event-level μ = √(1.5L)/σ
+// next to the certified joint-DP μ = 2√L/σ, and, for a σ set directly, what
+// the paper's formula would claim for it: ε = 4√m·L̃²·ln(4/δ)/σ, m = ⌈log₂T⌉+1.
+func TestJDPReportDerivation(t *testing.T) {
+	o := JDPLinUCBOptions{Dim: 2, Horizon: 100, Delta: 1e-5, Sigma: 3, Lambda: 1, Alpha: 1, Fail: 0.1}
+	r := jdpReport(o)
+	L := float64(counting.Levels(100))
+	if want := fmt.Sprintf("%g GDP. ", math.Sqrt(1.5*L)/3); !strings.Contains(r.Derivation, want) {
+		t.Errorf("derivation %q does not state the event-level μ %q", r.Derivation, want)
+	}
+	pe := 4 * math.Sqrt(float64(jdpM(100))) * 2 * math.Log(4/1e-5) / 3
+	if want := fmt.Sprintf("claim (%.6g, %g)-JDP", pe, 1e-5); !strings.Contains(r.Derivation, want) {
+		t.Errorf("derivation %q does not state the paper's claim %q", r.Derivation, want)
+	}
+	if jdpM(100) != 8 {
+		t.Errorf("m = ⌈log₂ 100⌉ + 1 = %d, want 8", jdpM(100))
+	}
+	o.Sigma, o.Epsilon = 0, 1
+	if r := jdpReport(o); !strings.Contains(r.Derivation, "Paper: σ² = 16·m·L̃⁴·ln(4/δ)²/ε²") {
+		t.Errorf("with the paper's σ the derivation does not state its formula: %q", r.Derivation)
 	}
 }
