@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/counting"
 )
 
@@ -109,5 +110,35 @@ func TestJDPReportDerivation(t *testing.T) {
 	o.Sigma, o.Epsilon = 0, 1
 	if r := jdpReport(o); !strings.Contains(r.Derivation, "Paper: σ² = 16·m·L̃⁴·ln(4/δ)²/ε²") {
 		t.Errorf("with the paper's σ the derivation does not state its formula: %q", r.Derivation)
+	}
+}
+
+// TestJDPCalibrate: calibration works down to T = 2 on both bases; the
+// paper basis passes (ε, δ) through, and the certified σ's report meets the
+// μ asked for.
+func TestJDPCalibrate(t *testing.T) {
+	d, err := Lookup("jdp-linucb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := bandit.Setting{Dim: 2, K: 3, Horizon: 2}
+	p, err := d.Calibrate(s, bandit.Target{Epsilon: 1, Delta: 1e-5}, nil)
+	if err != nil || p["epsilon"] != 1 || p["delta"] != 1e-5 || p["sigma"] != 0 {
+		t.Fatalf("paper basis at T = 2: %v, %v; want ε = 1, δ = 1e-5, σ = 0", p, err)
+	}
+	p, err = d.Calibrate(s, bandit.Target{Mu: 0.5, Basis: bandit.BasisCertified}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := d.Complete(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Report(s, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Certified.Value > 0.5 || r.Certified.Value < 0.5*(1-1e-9) {
+		t.Errorf("certified μ = 0.5 calibrates to σ = %v reporting μ = %v", p["sigma"], r.Certified.Value)
 	}
 }
