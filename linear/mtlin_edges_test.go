@@ -3,6 +3,7 @@ package linear
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dpbandit/dpbandit/internal/chol"
@@ -89,6 +90,21 @@ func TestMTLinBeyondTheHorizon(t *testing.T) {
 		}
 		if p.c.shift != shift || p.c.warm != warm {
 			t.Fatalf("seed %d: beyond the horizon the shift moved from %v (warm %v) to %v (warm %v)", seed, shift, warm, p.c.shift, p.c.warm)
+		}
+	}
+}
+
+// TestMTLinDerivationCounts: the derivation counts the d(d+1)/2 Gram trees
+// and d reward trees (d = 3: 6 and 3, 9 in all).
+func TestMTLinDerivationCounts(t *testing.T) {
+	p, err := NewMTLinUCB(MTLinOptions{Dim: 3, Horizon: 16, Epsilon0: 0.1, Lambda: 1, Alpha: 1}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := p.Privacy().Derivation
+	for _, want := range []string{"9 Laplace tree counters", "d(d+1)/2 = 6 Gram entries", "d = 3 entries of b"} {
+		if !strings.Contains(der, want) {
+			t.Errorf("derivation %q does not say %q", der, want)
 		}
 	}
 }
