@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpbandit/dpbandit/bandit"
 	"github.com/dpbandit/dpbandit/internal/chol"
 )
 
@@ -106,5 +107,16 @@ func TestMTLinDerivationCounts(t *testing.T) {
 		if !strings.Contains(der, want) {
 			t.Errorf("derivation %q does not say %q", der, want)
 		}
+	}
+}
+
+// TestMTTargetEpsilon: a pure-ε target needs no δ; ε = 0 (and no μ) is
+// refused.
+func TestMTTargetEpsilon(t *testing.T) {
+	if e, err := mtTargetEpsilon("x", bandit.Target{Epsilon: 1}); err != nil || e != 1 {
+		t.Errorf("pure ε = 1 without δ: %v, %v; want 1", e, err)
+	}
+	if e, err := mtTargetEpsilon("x", bandit.Target{Delta: 1e-5}); err == nil {
+		t.Errorf("ε = 0 and no μ: %v accepted", e)
 	}
 }
