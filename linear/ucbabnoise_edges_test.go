@@ -44,3 +44,11 @@ func TestUCBABNoiseFailBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestUCBABNoiseShiftFormula pins c_k = σ√k·(2√d + 2√ln(1/γ)) at a point
+// where it is exact: σ = ½, k = 9, d = 4, γ = e⁻⁴ gives ½·3·(4 + 4) = 12.
+func TestUCBABNoiseShiftFormula(t *testing.T) {
+	if got := UCBABNoiseShift(0.5, 4, 9, math.Exp(-4)); !(math.Abs(got-12) <= 1e-12) {
+		t.Errorf("c_9 = %v, want 12", got)
+	}
+}
