@@ -61,33 +61,7 @@ func TestJDPTreesAndStats(t *testing.T) {
 			}
 		}
 	}
-	xs := [][]float64{{0.6, -0.8, 0}, {0, 0, 2}, {-0.5, 0.5, 0.5}}
-	rs := []float64{1, 0.5, 0.25}
-	var gram [d * d]float64
-	var u [d]float64
-	for k, x := range xs {
-		p.Update(x, rs[k])
-		xc := append([]float64(nil), x...)
-		blClip(xc, xc)
-		for i := range d {
-			for j := range d {
-				gram[i*d+j] += xc[i] * xc[j]
-			}
-			u[i] += rs[k] * xc[i]
-		}
-	}
-	g, uu := make([]float64, d*d), make([]float64, d)
-	p.NoisyStats(g, uu)
-	for i := range d * d {
-		if math.Abs(g[i]-gram[i]) > 1e-9 {
-			t.Fatalf("released V̂ = %v, want Σ x̃x̃ᵀ = %v", g, gram)
-		}
-	}
-	for i := range d {
-		if math.Abs(uu[i]-u[i]) > 1e-9 {
-			t.Fatalf("released û = %v, want Σ r·x̃ = %v", uu, u)
-		}
-	}
+	checkReleasedStats(t, d, p.Update, p.NoisyStats)
 }
 
 // TestJDPReportDerivation: the derivation states the event-level μ = √(1.5L)/σ
@@ -140,5 +114,39 @@ func TestJDPCalibrate(t *testing.T) {
 	}
 	if r.Certified.Value > 0.5 || r.Certified.Value < 0.5*(1-1e-9) {
 		t.Errorf("certified μ = 0.5 calibrates to σ = %v reporting μ = %v", p["sigma"], r.Certified.Value)
+	}
+}
+
+// checkReleasedStats feeds three fixed (x, r) rounds (one x of norm 2, which
+// is clipped) to update, then checks the released Gram matrix and reward
+// vector that stats writes against Σ x̃x̃ᵀ and Σ r·x̃ over the clipped
+// features x̃, within 1e-9 (the policies are built with negligible noise).
+func checkReleasedStats(t *testing.T, d int, update func(x []float64, r float64), stats func(gram, b []float64)) {
+	t.Helper()
+	xs := [][]float64{{0.6, -0.8, 0}, {0, 0, 2}, {-0.5, 0.5, 0.5}}
+	rs := []float64{1, 0.5, 0.25}
+	gram, b := make([]float64, d*d), make([]float64, d)
+	for k, x := range xs {
+		update(x, rs[k])
+		xc := append([]float64(nil), x...)
+		blClip(xc, xc)
+		for i := range d {
+			for j := range d {
+				gram[i*d+j] += xc[i] * xc[j]
+			}
+			b[i] += rs[k] * xc[i]
+		}
+	}
+	g, bb := make([]float64, d*d), make([]float64, d)
+	stats(g, bb)
+	for i := range d * d {
+		if math.Abs(g[i]-gram[i]) > 1e-9 {
+			t.Fatalf("released Gram matrix %v, want Σ x̃x̃ᵀ = %v", g, gram)
+		}
+	}
+	for i := range d {
+		if math.Abs(bb[i]-b[i]) > 1e-9 {
+			t.Fatalf("released reward vector %v, want Σ r·x̃ = %v", bb, b)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package linear
 
 import (
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -42,33 +41,7 @@ func TestMTLinStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs := [][]float64{{0.6, -0.8, 0}, {0, 0, 2}, {-0.5, 0.5, 0.5}}
-	rs := []float64{1, 0.5, 0.25}
-	var gram [d * d]float64
-	var b [d]float64
-	for k, x := range xs {
-		p.Update(x, rs[k])
-		xc := append([]float64(nil), x...)
-		blClip(xc, xc)
-		for i := range d {
-			for j := range d {
-				gram[i*d+j] += xc[i] * xc[j]
-			}
-			b[i] += rs[k] * xc[i]
-		}
-	}
-	g, bb := make([]float64, d*d), make([]float64, d)
-	p.NoisyStats(g, bb)
-	for i := range d * d {
-		if math.Abs(g[i]-gram[i]) > 1e-9 {
-			t.Fatalf("released Ŝ = %v, want Σ x̃x̃ᵀ = %v", g, gram)
-		}
-	}
-	for i := range d {
-		if math.Abs(bb[i]-b[i]) > 1e-9 {
-			t.Fatalf("released b̃ = %v, want Σ r·x̃ = %v", bb, b)
-		}
-	}
+	checkReleasedStats(t, d, p.Update, p.NoisyStats)
 }
 
 // TestMTLinBeyondTheHorizon: after T updates the trees are full, and later
