@@ -245,9 +245,11 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 				// ln|expm1 c| moves by at most max(1, |c/expm1 c|)·|δc|:
 				// the relative error of c for |c| ≤ 1, |δc| above; plus
 				// the rounding of the logarithm and of the sum.
-				le := math.Log(math.Abs(math.Expm1(c)))
-				if c > 1 {
+				var le float64
+				if c > 0 {
 					le = logExpm1(c)
+				} else { // the mirrored side at 0 < α−i < 1
+					le = math.Log(-math.Expm1(c))
 				}
 				t.pieces[1] = sgmPiece{lB + le, mB + mcc + math.Abs(le) + 8, c < 0}
 			}
@@ -263,14 +265,10 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 
 	// Every contribution to A − 1 is ±e^{l} with an absolute error of
 	// mag ulps in l; they are summed relative to the largest.
-	type contrib struct {
-		l, mag float64
-		neg    bool
-	}
-	var cs []contrib
+	var cs []sgmPiece
 	add := func(l, mag float64, neg bool) {
 		if !math.IsInf(l, -1) {
-			cs = append(cs, contrib{l, mag, neg})
+			cs = append(cs, sgmPiece{l, mag, neg})
 		}
 	}
 	m := int(math.Floor(alpha)) + 1 // C(α,i) > 0 for i ≤ m, alternating after
