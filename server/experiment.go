@@ -216,7 +216,12 @@ func newExperiment(cfg *Config) (*experiment, error) {
 // unavailable.
 func (e *experiment) restore(st store.State, replay []store.JoinedReward) error {
 	if len(st.Policy) == 0 || len(st.Engine) == 0 {
-		return fmt.Errorf("the stored state is damaged: its policy state (%d bytes) or engine state (%d bytes) is empty", len(st.Policy), len(st.Engine))
+		missing := "policy state"
+		if len(st.Engine) == 0 {
+			missing = "engine state (privacy ledger, counts, seeds)"
+		}
+		return fmt.Errorf("the stored state is damaged: its %s is empty. Serving it would start a fresh privacy ledger and forget the budget already spent, "+
+			"so it is not loaded; restore the database from a backup, or delete the experiment", missing)
 	}
 	u, ok := e.impl().(json.Unmarshaler)
 	if !ok {

@@ -193,15 +193,23 @@ func TestStateVersionCountsCommits(t *testing.T) {
 	}
 }
 
+// lockedExperiment creates an experiment from spec on a fresh server and
+// returns it locked, as the engine holds it while it steps or learns; the
+// lock is released when the test ends (before the server closes).
+func lockedExperiment(t *testing.T, spec string) *experiment {
+	t.Helper()
+	ts := newTS(t)
+	x := ts.s.eng.get(ts.create(spec))
+	x.mu.Lock()
+	t.Cleanup(x.mu.Unlock)
+	return x
+}
+
 // TestLearnRefusesAnArmOutOfRange: learn is the one place a stored reward
 // reaches the per-arm arrays; arm = K (one past the end) must be an error,
 // not an index out of range.
 func TestLearnRefusesAnArmOutOfRange(t *testing.T) {
-	ts := newTS(t)
-	id := ts.create(`{"name":"l","arms":["a","b"],"policy":"ucb1","horizon":100,"budget":null}`)
-	x := ts.s.eng.get(id)
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x := lockedExperiment(t, `{"name":"l","arms":["a","b"],"policy":"ucb1","horizon":100,"budget":null}`)
 	for _, arm := range []int{-1, 2, 3} {
 		var err error
 		if perr := safely(func() { err = x.learn(arm, false, nil, 0.5) }); perr != nil {
@@ -229,11 +237,7 @@ func (w wrongNotion) NextCost() privacy.Guarantee {
 // number were in the filter's notion (a μ read as an ε, or the reverse): the
 // step is refused with an error naming both notions, and nothing is charged.
 func TestStepRefusesACostInAnotherNotion(t *testing.T) {
-	ts := newTS(t)
-	id := ts.create(`{"name":"n","arms":["a","b"],"policy":"ts-gaussian","horizon":1000,"budget":{"mu":1,"delta":1e-6}}`)
-	x := ts.s.eng.get(id)
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x := lockedExperiment(t, `{"name":"n","arms":["a","b"],"policy":"ts-gaussian","horizon":1000,"budget":{"mu":1,"delta":1e-6}}`)
 	if x.cfg.Notion != privacy.NotionGDP {
 		t.Fatalf("ts-gaussian's filter notion = %v, want GDP", x.cfg.Notion)
 	}
@@ -313,11 +317,7 @@ func TestChunkSteps(t *testing.T) {
 // TestStepsCountTowardsTheRate: each decision adds one to the count the
 // rate is measured from.
 func TestStepsCountTowardsTheRate(t *testing.T) {
-	ts := newTS(t)
-	id := ts.create(`{"name":"r","arms":["a","b"],"policy":"ucb1","horizon":100,"budget":null}`)
-	x := ts.s.eng.get(id)
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x := lockedExperiment(t, `{"name":"r","arms":["a","b"],"policy":"ucb1","horizon":100,"budget":null}`)
 	n0 := x.rateN
 	for i := range 7 {
 		if _, err := x.stepLocked(fmt.Sprint("r", i), time.Now(), 16, nil, false); err != nil {
