@@ -14,13 +14,14 @@ import (
 // [1, n_items], both ends included (one item, one dimension; as many
 // dimensions as items), and the result has that many columns.
 func TestDPSVDDimensionBounds(t *testing.T) {
-	rows := []RatingRow{{Items: []int{0}, Values: []float64{1}}, {Items: []int{0}, Values: []float64{0.5}}}
-	for _, c := range []struct{ items, dim int }{{1, 1}, {3, 3}} {
-		r := rows
-		if c.items == 3 {
-			r = []RatingRow{{Items: []int{0, 2}, Values: []float64{1, 2}}, {Items: []int{1}, Values: []float64{3}}}
-		}
-		res, err := DPSVD(c.items, r, DPSVDOptions{Dim: c.dim, Sigma: 1, Rand: rand.New(rand.NewPCG(1, 1))})
+	for _, c := range []struct {
+		items, dim int
+		rows       []RatingRow
+	}{
+		{1, 1, []RatingRow{{Items: []int{0}, Values: []float64{1}}, {Items: []int{0}, Values: []float64{0.5}}}},
+		{3, 3, []RatingRow{{Items: []int{0, 2}, Values: []float64{1, 2}}, {Items: []int{1}, Values: []float64{3}}}},
+	} {
+		res, err := DPSVD(c.items, c.rows, DPSVDOptions{Dim: c.dim, Sigma: 1, Rand: rand.New(rand.NewPCG(1, 1))})
 		if err != nil {
 			t.Errorf("n_items = %d, d = %d: %v", c.items, c.dim, err)
 			continue
@@ -33,11 +34,11 @@ func TestDPSVDDimensionBounds(t *testing.T) {
 
 // TestDPSVDSecondMoment: DP-SVD releases C = (1/n)Σ_u x̃_u x̃_uᵀ + noise, x̃_u
 // the user's rating vector scaled into the unit ball (the clipping that
-// bounds the sensitivity). With a negligible σ its eigenvalues are C's:
-// here C = diag(1, ¼, 1)/3 (a rating of 3 clipped to 1, one of ½ kept, one
-// of −2 clipped to −1), plus a user with two ratings (0.6, 0.8) of norm 1
-// whose cross term 0.48 couples items 0 and 2:
-// C = [[1 + 0.36, 0, 0.48], [0, 0.25, 0], [0.48, 0, 1 + 0.64]]/4.
+// bounds the sensitivity). With a negligible σ its eigenvalues are C's.
+// Three users with one rating each (3 clipped to 1, ½ kept, −2 clipped to
+// −1) contribute diag(1, ¼, 1); a fourth with ratings (0.6, 0.8) of norm 1
+// adds an outer product whose cross term 0.48 couples items 0 and 2. Over
+// the 4 users C = [[1 + 0.36, 0, 0.48], [0, 0.25, 0], [0.48, 0, 1 + 0.64]]/4.
 func TestDPSVDSecondMoment(t *testing.T) {
 	rows := []RatingRow{
 		{Items: []int{0}, Values: []float64{3}},
