@@ -96,16 +96,16 @@ func TestBatchedBaselinesNoiseMatchesTheReport(t *testing.T) {
 			sigma, k = q.Sigma(), q.k
 		}
 		cost := c.releases(k) / (2 * sigma * sigma)
-		got := pol.(bandit.Private).Privacy().Certified.Value
-		if got < cost || got > cost*(1+1e-9) {
+		own := pol.(bandit.Private).Privacy()
+		if got := own.Certified.Value; got < cost || got > cost*(1+1e-9) {
 			t.Errorf("%s: K = %d, σ = %v: certified ρ = %v, want the noise's %v", c.name, k, sigma, got, cost)
 		}
 		rep, err := d.Report(s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Certified != pol.(bandit.Private).Privacy().Certified || rep.Derivation != pol.(bandit.Private).Privacy().Derivation {
-			t.Errorf("%s: the descriptor's report differs from the policy's:\n%+v\n%+v", c.name, rep, pol.(bandit.Private).Privacy())
+		if rep.Certified != own.Certified || rep.Derivation != own.Derivation {
+			t.Errorf("%s: the descriptor's report differs from the policy's:\n%+v\n%+v", c.name, rep, own)
 		}
 	}
 }
