@@ -13,6 +13,19 @@ const bigPrec = 320
 func bigF(x float64) *big.Float { return new(big.Float).SetPrec(bigPrec).SetFloat64(x) }
 func bigNew() *big.Float        { return new(big.Float).SetPrec(bigPrec) }
 
+// relToExact returns (got − exact)/exact for an exact value given as a
+// decimal string, computed at bigPrec bits so that no float64 rounding of the
+// oracle interferes: its sign says whether got is above or below. ok is
+// false when exact does not parse.
+func relToExact(got float64, exact string) (rel float64, ok bool) {
+	e, ok := bigNew().SetString(exact)
+	if !ok {
+		return 0, false
+	}
+	rel, _ = bigNew().Quo(bigNew().Sub(bigF(got), e), e).Float64()
+	return rel, true
+}
+
 // bigAtanh2 returns 2·atanh(z) = 2 Σ z^(2k+1)/(2k+1) for |z| ≤ 1/3.
 func bigAtanh2(z *big.Float) *big.Float {
 	z2 := bigNew().Mul(z, z)
