@@ -573,6 +573,38 @@ func TestUserLevelAccounting(t *testing.T) {
 	p.Update(x, 1)
 }
 
+// TestUserLevelRestoreKeepsSpent: a restored explicit-id (userrounds = 0)
+// policy still remembers every user's spent norm. User 7 exhausts its
+// budget in batch 1, the policy is saved and restored, user 7 returns in
+// batch 3 after other users: it adds nothing, as without the restore
+// (b[0] = 10). A restore that forgot users (treating ids as the ⌊t/k⌋
+// blocks of userrounds > 0) would let user 7 contribute a second time,
+// breaking the user-level sensitivity the report certifies.
+func TestUserLevelRestoreKeepsSpent(t *testing.T) {
+	x := []float64{1, 0}
+	o := adaOpts(2, 1e-9)
+	o.BatchSize, o.UserClip = 4, 1
+	p := mustAda(t, o, 1)
+	ids := []uint64{7, 1, 2, 3, 4, 5, 6, 8, 7, 7, 9, 10}
+	for k, id := range ids {
+		if k == 4 {
+			data, err := p.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = mustAda(t, o, 2)
+			if err := p.UnmarshalJSON(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Select([][]float64{x})
+		p.UpdateUser(id, x, 1)
+	}
+	if got := p.Released()[0]; math.Abs(got-10) > 1e-6 {
+		t.Errorf("after a restore: b[0] = %v, want 10 (user 7 has no budget left)", got)
+	}
+}
+
 // TestUserLevelGroupPrivacy: docs/reproduction-decisions.md A15's group-privacy values: ε_user = 5
 // gives ρ = 0.4496, 0.01798, 0.004496 for k = 1, 5, 10.
 func TestUserLevelGroupPrivacy(t *testing.T) {

@@ -150,3 +150,48 @@ func checkReleasedStats(t *testing.T, d int, update func(x []float64, r float64)
 		}
 	}
 }
+
+// constNoise is a counting.Noise whose mechanisms add a fixed value: it
+// lets a test plant a released tree sum.
+type constNoise float64
+
+type constMech float64
+
+func (m constMech) Release(x float64) float64 { return x + float64(m) }
+
+func (n constNoise) Laplace(b, delta float64) (counting.Mechanism, error) { return constMech(n), nil }
+func (n constNoise) Gaussian(sigma, delta float64) (counting.Mechanism, error) {
+	return constMech(n), nil
+}
+func (n constNoise) Discrete() bool { return false }
+
+// TestJDPShiftSearch pins the fallback search: when 2Υ does not make
+// V̂ + s·I positive definite, the shift is the first of 2Υ·2^j that does.
+// The planted V̂ = diag(−6Υ, 10⁶) fails at 2Υ and 4Υ and passes at 8Υ (the
+// Gershgorin cap 10⁶ is far above), so the shift is exactly 8Υ.
+func TestJDPShiftSearch(t *testing.T) {
+	p, err := NewJDPLinUCB(JDPLinUCBOptions{Dim: 2, Horizon: 8, Sigma: 1, Lambda: 1, Alpha: 1, Fail: 0.1}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups := p.Upsilon()
+	plant := map[int]float64{blTriIndex(2, 0, 0): -6 * ups, blTriIndex(2, 1, 1): 1e6}
+	for k := range p.gram {
+		c, err := counting.NewGaussian(counting.GaussianOptions{Capacity: 8, Sigma: 1, Lower: -1, Sensitivity: 2}, constNoise(plant[k]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.gram[k] = c
+	}
+	for i := range p.uvec {
+		c, err := counting.NewGaussian(counting.GaussianOptions{Capacity: 8, Sigma: 1, Lower: -1, Sensitivity: 2}, constNoise(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.uvec[i] = c
+	}
+	p.Update([]float64{0, 0}, 0)
+	if got := p.Shift(); got != 8*ups {
+		t.Errorf("fallback shift %v, want 8Υ = %v (Υ = %v)", got, 8*ups, ups)
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dpbandit/dpbandit/bandit"
+	"github.com/dpbandit/dpbandit/privacy"
 )
 
 // TestUCBABNoiseReleaseNoise: a release adds N(0, σ²) to each coordinate of
@@ -50,5 +53,71 @@ func TestUCBABNoiseFailBounds(t *testing.T) {
 func TestUCBABNoiseShiftFormula(t *testing.T) {
 	if got := UCBABNoiseShift(0.5, 4, 9, math.Exp(-4)); !(math.Abs(got-12) <= 1e-12) {
 		t.Errorf("c_9 = %v, want 12", got)
+	}
+}
+
+// TestUCBABNoiseSigmaTight: the calibrated σ meets the target and no more.
+// On the certified basis the report's μ = roundUp(2/σ) is ≤ the target μ
+// and within 2⁻⁴⁵ of it; on the paper basis μ²/2 is ≤ ρ_BS(ε, δ) and within
+// 2⁻⁴⁴ of it. Rounding σ up costs one nudge of 2⁻⁴⁶ relative at most (plus
+// a few ulps), so a calibration that overshoots by hundreds of ulps, or
+// returns the unnudged σ whose report exceeds the target, fails here.
+func TestUCBABNoiseSigmaTight(t *testing.T) {
+	o := UCBABNoiseOptions{Dim: 3, Lambda: 1, Alpha: 1, BatchSize: 10, Fail: 0.01}
+	report := func(s float64) float64 {
+		o := o
+		o.Sigma = s
+		return ucbABNoiseReport(o).Certified.Value
+	}
+	for _, eps := range []float64{0.05, 0.3, 1, 2.5, 8, 40} {
+		for _, delta := range []float64{1e-9, 1e-5, 0.01} {
+			s, err := UCBABNoiseSigma(o, bandit.Target{Epsilon: eps, Delta: delta, Basis: bandit.BasisPaper})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rho, err := privacy.ZCDPRhoBS(eps, delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := report(s)
+			if got := m * m / 2; !(got <= rho && got >= rho*(1-0x1p-44)) {
+				t.Errorf("paper basis ε=%v δ=%v: σ=%v gives μ²/2 = %v, want in [ρ(1−2⁻⁴⁴), ρ] with ρ = %v", eps, delta, s, got, rho)
+			}
+			mu, err := privacy.GDPMu(eps, delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tg := range []bandit.Target{
+				{Epsilon: eps, Delta: delta, Basis: bandit.BasisCertified},
+				{Mu: mu, Basis: bandit.BasisCertified},
+			} {
+				s, err := UCBABNoiseSigma(o, tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := report(s); !(got <= mu && got >= mu*(1-0x1p-45)) {
+					t.Errorf("certified basis %+v: σ=%v gives μ = %v, want in [μ(1−2⁻⁴⁵), μ] with μ = %v", tg, s, got, mu)
+				}
+			}
+		}
+	}
+}
+
+// TestUCBABNoiseShiftSearch pins the fallback search: when c_k does not make
+// Ĝ + c·I positive definite, the shift is the first of c_k·2^j that does.
+// Ĝ = diag(−3c₁, 10⁶, 0) fails at c₁ and 2c₁ and passes at 4c₁ (the
+// Gershgorin cap 10⁶ is far above), so the shift is exactly 4c₁.
+func TestUCBABNoiseShiftSearch(t *testing.T) {
+	q := mustAB(t, abOpts(3, 1), 1)
+	base := UCBABNoiseShift(1, 3, 1, 0.01)
+	q.releases = 1
+	for k := range q.gram {
+		q.gram[k] = 0
+	}
+	q.gram[0] = -3 * base // entry (0,0)
+	q.gram[3] = 1e6       // entry (1,1)
+	q.rebuild()
+	if got := q.Shift(); got != 4*base {
+		t.Errorf("fallback shift %v, want 4c₁ = %v (c₁ = %v)", got, 4*base, base)
 	}
 }
