@@ -124,3 +124,41 @@ func TestAdaPrivateRestoresFreshAndZeroScale(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaPrivateRefusesAFullBatch: a stored state whose open batch already
+// holds B updates is refused. Such a batch would never be released (the
+// release fires when the count reaches B, and it would go past it), so a
+// policy restored from it would silently stop learning. The forged state
+// keeps updates = releases·B + count consistent, so only the count check
+// can refuse it.
+func TestAdaPrivateRefusesAFullBatch(t *testing.T) {
+	o := AdaPrivateOptions{Dim: 2, Lambda: 1, V: 1, Alpha: 1, GammaV: 1, BatchSize: 3, Sigma: 0.5}
+	p, err := NewAdaPrivate(o, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{0.6, 0.8}
+	for range 2 {
+		p.Select([][]float64{x})
+		p.Update(x, 1)
+	}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	forged := strings.Replace(strings.Replace(good, `"count":2`, `"count":3`, 1), `"updates":2`, `"updates":3`, 1)
+	if forged == good || strings.Count(forged, ":3") < 2 {
+		t.Fatalf("test setup: count and updates not found in %s", good)
+	}
+	q, err := NewAdaPrivate(o, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.UnmarshalJSON([]byte(good)); err != nil {
+		t.Fatalf("the genuine state (count 2 of B = 3): %v", err)
+	}
+	if err := q.UnmarshalJSON([]byte(forged)); err == nil || !strings.Contains(err.Error(), "count 3") {
+		t.Errorf("a state with count = B = 3: %v, want refused", err)
+	}
+}

@@ -11,11 +11,16 @@
 // mutate it, swaps it for what gremlins swaps it for, runs the tests in a
 // copy of the tree and puts the file back.
 //
-//	go run ./scripts/mutantat [-run REGEXP] [-skip REGEXP] [-timeout D] < LIST
+//	go run ./scripts/mutantat [-run REGEXP] [-skip REGEXP] [-timeout D] [-j N] [-n] < LIST
 //
-// LIST holds one mutant per line, "TYPE DIR/FILE.go:LINE:COL" (a path from
-// the repository root; "at" between the two is allowed, so gremlins' own log
-// lines can be pasted; blank lines and lines starting with # are skipped).
+// LIST holds one mutant per line, "TYPE DIR/FILE.go:LINE:COL [RUN]" (a path
+// from the repository root; "at" between the two is allowed, so gremlins' own
+// log lines can be pasted; RUN, optional, is that mutant's go test -run
+// pattern in place of -run's; blank lines and lines starting with # are
+// skipped). -j runs that many mutants at once, each in its own copy of the
+// tree; the results are printed in the list's order. -n only checks that
+// each mutant can be planted in the current code (a file edited since the
+// gremlins run may have moved its tokens).
 // For each it prints KILLED, LIVED, TIMED OUT or NOT VIABLE (the mutant
 // does not compile), the change made and the line. It exits 1 when a line
 // cannot be read or names no mutable token there.
@@ -65,18 +70,27 @@ type mutant struct {
 	typ       string
 	path      string // from the repository root
 	line, col int
+	run       string // go test -run pattern of this mutant, or ""
 }
 
 func (m mutant) String() string { return fmt.Sprintf("%s %s:%d:%d", m.typ, m.path, m.line, m.col) }
 
-// parseLine reads "TYPE PATH:LINE:COL" (an "at" between the two allowed).
+// parseLine reads "TYPE PATH:LINE:COL [RUN]" (an "at" between the first two
+// allowed).
 func parseLine(s string) (mutant, error) {
 	f := strings.Fields(s)
-	if len(f) == 3 && f[1] == "at" {
-		f = []string{f[0], f[2]}
+	if len(f) >= 3 && f[1] == "at" {
+		f = append(f[:1], f[2:]...)
+	}
+	run := ""
+	if len(f) == 3 {
+		if _, err := regexp.Compile(f[2]); err != nil {
+			return mutant{}, fmt.Errorf("%q: bad run pattern: %v", s, err)
+		}
+		run, f = f[2], f[:2]
 	}
 	if len(f) != 2 {
-		return mutant{}, fmt.Errorf("%q: want \"TYPE PATH:LINE:COL\"", s)
+		return mutant{}, fmt.Errorf("%q: want \"TYPE PATH:LINE:COL [RUN]\"", s)
 	}
 	if _, ok := mutations[f[0]]; !ok {
 		return mutant{}, fmt.Errorf("%q: unknown mutant type %q", s, f[0])
@@ -90,7 +104,7 @@ func parseLine(s string) (mutant, error) {
 	if err1 != nil || err2 != nil || line < 1 || col < 1 {
 		return mutant{}, fmt.Errorf("%q: line and column must be positive integers", s)
 	}
-	return mutant{typ: f[0], path: parts[0], line: line, col: col}, nil
+	return mutant{typ: f[0], path: parts[0], line: line, col: col, run: run}, nil
 }
 
 // apply returns src with the mutant planted, and the old and new operator.
@@ -138,6 +152,8 @@ func main() {
 	run := flag.String("run", "", "go test -run pattern (default: every test of the package)")
 	skip := flag.String("skip", "", "go test -skip pattern")
 	timeout := flag.Duration("timeout", 5*time.Minute, "a mutant whose tests run longer is TIMED OUT")
+	jobs := flag.Int("j", 1, "mutants run at once (each in its own copy of the tree)")
+	dry := flag.Bool("n", false, "dry run: only check that each mutant can be planted (prints PLANTABLE), run no tests")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/mutantat [-run RE] [-skip RE] [-timeout D] < LIST\n"+
 			"LIST: one \"TYPE DIR/FILE.go:LINE:COL\" per line (gremlins' log lines with the path completed)")
@@ -155,22 +171,80 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mutantat:", err)
 		os.Exit(1)
 	}
-	tree, err := copyTree()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mutantat:", err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(tree)
-	bad := false
-	for _, m := range list {
-		verdict, detail, err := try(tree, m, *run, *skip, *timeout)
-		if err != nil {
+	if *dry {
+		bad := false
+		for _, m := range list {
+			src, err := os.ReadFile(m.path)
+			if err == nil {
+				var from, to token.Token
+				if _, from, to, err = apply(src, m); err == nil {
+					fmt.Printf("%-10s %s  (%s → %s)  %s\n", "PLANTABLE", m, from, to, lineOf(src, m.line))
+					continue
+				}
+			}
 			fmt.Fprintln(os.Stderr, "mutantat:", err)
+			bad = true
+		}
+		if bad {
+			os.Exit(1)
+		}
+		return
+	}
+	if *jobs < 1 {
+		fmt.Fprintf(os.Stderr, "mutantat: -j %d: want at least 1\n", *jobs)
+		os.Exit(2)
+	}
+	type result struct {
+		line string
+		err  error
+	}
+	results := make([]chan result, len(list))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	next := make(chan int)
+	go func() {
+		for i := range list {
+			next <- i
+		}
+		close(next)
+	}()
+	var trees []string
+	removeTrees := func() {
+		for _, t := range trees {
+			os.RemoveAll(t)
+		}
+	}
+	for range min(*jobs, len(list)) {
+		tree, err := copyTree()
+		if err != nil {
+			removeTrees()
+			fmt.Fprintln(os.Stderr, "mutantat:", err)
+			os.Exit(1)
+		}
+		trees = append(trees, tree)
+		go func() {
+			for i := range next {
+				m, pattern := list[i], *run
+				if m.run != "" {
+					pattern = m.run
+				}
+				verdict, detail, err := try(tree, m, pattern, *skip, *timeout)
+				results[i] <- result{fmt.Sprintf("%-10s %s  %s", verdict, m, detail), err}
+			}
+		}()
+	}
+	bad := false
+	for _, c := range results {
+		r := <-c
+		if r.err != nil {
+			fmt.Fprintln(os.Stderr, "mutantat:", r.err)
 			bad = true
 			continue
 		}
-		fmt.Printf("%-10s %s  %s\n", verdict, m, detail)
+		fmt.Println(r.line)
 	}
+	removeTrees()
 	if bad {
 		os.Exit(1)
 	}

@@ -18,9 +18,9 @@ func TestApplyAtGoTokenColumn(t *testing.T) {
 		m    mutant
 		want string
 	}{
-		{mutant{"ARITHMETIC_BASE", "p.go", 5, plus}, "\treturn v - σ*z - -v"},
-		{mutant{"ARITHMETIC_BASE", "p.go", 5, star}, "\treturn v + σ/z - -v"},
-		{mutant{"INVERT_NEGATIVES", "p.go", 5, star + 5}, "\treturn v + σ*z - +v"},
+		{mutant{"ARITHMETIC_BASE", "p.go", 5, plus, ""}, "\treturn v - σ*z - -v"},
+		{mutant{"ARITHMETIC_BASE", "p.go", 5, star, ""}, "\treturn v + σ/z - -v"},
+		{mutant{"INVERT_NEGATIVES", "p.go", 5, star + 5, ""}, "\treturn v + σ*z - +v"},
 	} {
 		out, _, _, err := apply([]byte(src), c.m)
 		if err != nil {
@@ -43,15 +43,15 @@ func TestApplyRefusesAMismatch(t *testing.T) {
 		m    mutant
 		want string
 	}{
-		{mutant{"ARITHMETIC_BASE", "p.go", 3, 12}, "no token starts"},
-		{mutant{"CONDITIONALS_BOUNDARY", "p.go", 3, 11}, `token there is "+"`},
-		{mutant{"ARITHMETIC_BASE", "p.go", 9, 1}, "no token starts"},
+		{mutant{"ARITHMETIC_BASE", "p.go", 3, 12, ""}, "no token starts"},
+		{mutant{"CONDITIONALS_BOUNDARY", "p.go", 3, 11, ""}, `token there is "+"`},
+		{mutant{"ARITHMETIC_BASE", "p.go", 9, 1, ""}, "no token starts"},
 	} {
 		if _, _, _, err := apply(src, c.m); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error containing %q", c.m, err, c.want)
 		}
 	}
-	out, from, to, err := apply(src, mutant{"CONDITIONALS_NEGATION", "p.go", 3, 15})
+	out, from, to, err := apply(src, mutant{"CONDITIONALS_NEGATION", "p.go", 3, 15, ""})
 	if err != nil || from.String() != "<" || to.String() != ">=" || !strings.Contains(string(out), "1 + 2 >= 3") {
 		t.Errorf("negation of <: %q %v→%v %v", out, from, to, err)
 	}
@@ -66,8 +66,15 @@ func TestParseLine(t *testing.T) {
 	}
 	for _, s := range []string{"ARITHMETIC_BASE at linear/a.go:12:7", "ARITHMETIC_BASE linear/a.go:12:7"} {
 		m, err := parseLine(s)
-		if err != nil || m != (mutant{"ARITHMETIC_BASE", "linear/a.go", 12, 7}) {
+		if err != nil || m != (mutant{"ARITHMETIC_BASE", "linear/a.go", 12, 7, ""}) {
 			t.Errorf("%q: %+v %v", s, m, err)
 		}
+	}
+	m, err := parseLine("ARITHMETIC_BASE at linear/a.go:12:7 ^TestX$")
+	if err != nil || m.run != "^TestX$" || m.col != 7 {
+		t.Errorf("with a run pattern: %+v %v", m, err)
+	}
+	if _, err := parseLine("ARITHMETIC_BASE linear/a.go:12:7 (x"); err == nil {
+		t.Errorf("a bad run pattern accepted")
 	}
 }
