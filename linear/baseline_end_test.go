@@ -109,3 +109,38 @@ func TestBatchedBaselinesNoiseMatchesTheReport(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchedAggRefusesAFullBatch: a stored batched-agg-dp state whose open
+// batch already holds B rounds is refused. The release fires when the count
+// reaches B; restored past it, the batch would never be released and the
+// policy would silently stop learning. The forged state differs from a
+// genuine one (10 rounds into a batch of 50) only in that count.
+func TestBatchedAggRefusesAFullBatch(t *testing.T) {
+	s := bandit.Setting{Dim: 3, K: 4, Horizon: 200}
+	pol, _, err := Build(bandit.Spec{Name: "batched-agg-dp", Params: blSmallParams("batched-agg-dp")}, s, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lineartest.Play(pol, lineartest.NewEnv(s.Dim, s.K, 1), rand.New(rand.NewPCG(3, 4)), 10); err != nil {
+		t.Fatal(err)
+	}
+	st, err := pol.(json.Marshaler).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(st)
+	forged := strings.Replace(good, `"in_batch":10`, `"in_batch":50`, 1)
+	if forged == good {
+		t.Fatalf("test setup: no \"in_batch\":10 in %s", good)
+	}
+	fresh, _, err := Build(bandit.Spec{Name: "batched-agg-dp", Params: blSmallParams("batched-agg-dp")}, s, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.(json.Unmarshaler).UnmarshalJSON([]byte(good)); err != nil {
+		t.Fatalf("the genuine state: %v", err)
+	}
+	if err := fresh.(json.Unmarshaler).UnmarshalJSON([]byte(forged)); err == nil || !strings.Contains(err.Error(), "in batch 50") {
+		t.Errorf("a state with in_batch = B = 50: %v, want refused", err)
+	}
+}

@@ -256,6 +256,7 @@ func TestStepRefusesACostInAnotherNotion(t *testing.T) {
 // TestExhaustedAtIsTheRefusedDecision: exhausted_at is the number of the
 // first decision the filter refused, which is the first frozen one: when the
 // view first says "exhausted", the decision just made is that one.
+// The reason shown with it names the same decision.
 func TestExhaustedAtIsTheRefusedDecision(t *testing.T) {
 	ts := newTS(t)
 	id := ts.create(`{"name":"x","arms":["a","b"],"policy":"ts-gaussian","horizon":1000,"budget":{"mu":1.5,"delta":1e-6},"on_exhausted":"freeze"}`)
@@ -275,6 +276,10 @@ func TestExhaustedAtIsTheRefusedDecision(t *testing.T) {
 		}
 		if at, _ := pr["exhausted_at"].(float64); at != float64(step) || m["frozen_decisions"] != 1.0 {
 			t.Errorf("exhausted after decision %d: exhausted_at = %v, frozen_decisions = %v; want %d and 1", step, pr["exhausted_at"], m["frozen_decisions"], step)
+		}
+		// The reason an operator reads names the same decision.
+		if why, _ := pr["reason"].(string); !strings.Contains(why, fmt.Sprintf("refused decision %d:", step)) {
+			t.Errorf("exhausted after decision %d: reason %q does not name it", step, why)
 		}
 		return
 	}
