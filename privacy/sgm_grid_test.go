@@ -27,8 +27,15 @@ func sgmFracTolerance(q, sigma, alpha float64) float64 {
 	case alpha-1 < 0.01:
 		return 1e-10
 	default:
-		return 1e-13 + 4e-15*alpha
+		return sgmTolerance(alpha)
 	}
+}
+
+// sgmTolerance is the documented closeness of SubsampledGaussianRDP away from
+// the two loose corners: 1e-13 + 2e-15·α·ln(α+1) relative. The second term is
+// the Lgamma allowance (lgammaErr·|lnΓ|·2⁻⁵² on terms of size about α ln α).
+func sgmTolerance(alpha float64) float64 {
+	return 1e-13 + 2e-15*alpha*math.Log(alpha+1)
 }
 
 // TestSGMFractionalGrid checks SubsampledGaussianRDP at real orders against
