@@ -89,7 +89,8 @@ func bigSGMInt(q, sigma float64, alpha int) *big.Float {
 
 // TestSGMIntegerOrdersAgainstExactSum: at integer orders the accountant is
 // never below the exact binomial sum and within sgmTolerance(α) of it, at
-// 400 seeded random points (α in [2, 601], q in [1e-4, 1], σ in [0.5, 200])
+// 600 seeded random points (α in [2, 601], q in [1e-4, 1] and 200 more in
+// [0.5, 1), σ in [0.5, 200])
 // and at the point where each Lgamma value's allowance of 1·|lnΓ|·2⁻⁵² (before
 // lgammaErr) let ε fall 1.6e-14 BELOW the exact value (q = 0.000227, σ = 129.7,
 // α = 410; mpmath agrees to 25 digits).
@@ -102,6 +103,11 @@ func TestSGMIntegerOrdersAgainstExactSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 3))
 	for range 400 {
 		pts = append(pts, pt{math.Exp(math.Log(1e-4) * r.Float64()), math.Exp(math.Log(0.5) + r.Float64()*math.Log(400)), 2 + r.IntN(600)})
+	}
+	// q near 1: the dominant terms are k near α, where lnΓ(k+1) and lnΓ(α+1)
+	// cancel instead of lnΓ(α−k+1) and lnΓ(α+1).
+	for range 200 {
+		pts = append(pts, pt{1 - math.Exp(math.Log(1e-3)*r.Float64())/2, math.Exp(math.Log(0.5) + r.Float64()*math.Log(400)), 2 + r.IntN(600)})
 	}
 	worst := 0.0
 	for _, p := range pts {
