@@ -89,17 +89,21 @@ func bigSGMInt(q, sigma float64, alpha int) *big.Float {
 
 // TestSGMIntegerOrdersAgainstExactSum: at integer orders the accountant is
 // never below the exact binomial sum and within sgmTolerance(α) of it, at
-// 600 seeded random points (α in [2, 601], q in [1e-4, 1] and 200 more in
-// [0.5, 1), σ in [0.5, 200])
-// and at the point where each Lgamma value's allowance of 1·|lnΓ|·2⁻⁵² (before
-// lgammaErr) let ε fall 1.6e-14 BELOW the exact value (q = 0.000227, σ = 129.7,
-// α = 410; mpmath agrees to 25 digits).
+// 1,000 seeded random points (α in [2, 601] with q in [1e-4, 1], 200 more
+// with q in [0.5, 1), σ in [0.5, 200]; and α in [2, 5] with q in [1e-8, 1],
+// σ in [10, 1e7]) and at the points of the two under-reports this test found
+// (mpmath at 60 digits agrees with the exact values): each Lgamma value's
+// allowance of 1·|lnΓ|·2⁻⁵² (before lgammaErr) let ε fall 1.6e-14 BELOW at
+// q = 0.000227, σ = 129.7, α = 410, and the missing allowance for the
+// rounding of ln(A − 1) (logSumExp.result) 2e-15 BELOW at q = 6.9e-5,
+// σ = 11,895, α = 3.
 func TestSGMIntegerOrdersAgainstExactSum(t *testing.T) {
 	type pt struct {
 		q, sigma float64
 		alpha    int
 	}
-	pts := []pt{{0.00022726349836961574, 129.72475927156566, 410}, {0.0006502805839161226, 27.871706246359725, 410}}
+	pts := []pt{{0.00022726349836961574, 129.72475927156566, 410}, {0.0006502805839161226, 27.871706246359725, 410},
+		{6.921819721275597e-05, 11895.25657758346, 3}, {0.00016582747227537537, 95626.70026681239, 3}}
 	r := rand.New(rand.NewPCG(11, 3))
 	for range 400 {
 		pts = append(pts, pt{math.Exp(math.Log(1e-4) * r.Float64()), math.Exp(math.Log(0.5) + r.Float64()*math.Log(400)), 2 + r.IntN(600)})
@@ -108,6 +112,11 @@ func TestSGMIntegerOrdersAgainstExactSum(t *testing.T) {
 	// cancel instead of lnΓ(α−k+1) and lnΓ(α+1).
 	for range 200 {
 		pts = append(pts, pt{1 - math.Exp(math.Log(1e-3)*r.Float64())/2, math.Exp(math.Log(0.5) + r.Float64()*math.Log(400)), 2 + r.IntN(600)})
+	}
+	// Small orders and large σ: A − 1 down to 1e-30, so ln(A − 1) is large
+	// and its own rounding is a relative error of A − 1.
+	for range 400 {
+		pts = append(pts, pt{math.Exp(math.Log(1e-8) * r.Float64()), math.Exp(math.Log(10) + r.Float64()*math.Log(1e6)), 2 + r.IntN(4)})
 	}
 	worst := 0.0
 	for _, p := range pts {
