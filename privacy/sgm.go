@@ -50,13 +50,14 @@ import (
 // upper bound on the exact value for the inputs given. How close it is was
 // measured against 591 independent 50-digit values (sgm_grid_test.go;
 // q from 1e-6 to 0.999, σ from 0.01 to 10⁴): within 1e-13 + 2e-15·α·ln(α+1)
-// relative for α ≥ 1.01 (1.1e-11 at α = 999.5, most of it the Lgamma
-// allowance, lgammaErr), and looser in two corners. As α → 1 the
+// relative for α ≥ 2 (1.1e-11 at α = 999.5, most of it the Lgamma
+// allowance, lgammaErr), 3e-13 for 1.01 ≤ α < 2 (lgammaAbs), and looser in
+// two corners. As α → 1 the
 // head terms cancel (they sum to exactly 0 at α = 1): up to 6e-10 at
 // α = 1.001 and 1e-4 at α = 1 + 1e-7. For q within about 0.05 of ½ and
 // σ ≥ 2, z₀ comes close to ½, the integrand is near 1 on both sides of the
 // split, and the subtracted series no longer removes the cancellation: up
-// to 2e-5 at q = ½, σ = 10⁴, α = 1.3 (7e-3 at α = 1.001). Integer orders, a
+// to 6.1e-5 at q = ½, σ = 10⁴, α = 1.3 (2e-2 at α = 1.001). Integer orders, a
 // sum of positive terms whose allowances are proven worst-case bounds
 // (sgmIntSum.term), are within 2e-13 + 4e-15·α·ln(α+1) of an exact 320-bit
 // binomial sum (sgm_lgamma_test.go).
@@ -72,6 +73,23 @@ import (
 // 0.000227, σ = 129.7, α = 410 the integer sum returned ε 1.6e-14 relative
 // BELOW the exact value (mpmath, 60 digits).
 const lgammaErr = 4
+
+// lgammaAbs is the part of math.Lgamma's error that the relative model
+// above misses, in units of 2⁻⁵² absolute: near its zeros at 1 and 2 lnΓ is
+// small, and at x ≈ 1.1916 (and x ≈ 0.1917, which Lgamma reduces to it) Go's
+// Lgamma is off by up to 23 units, 270 ulps of the value −0.083 (mpmath
+// agrees). Only non-integer arguments below 3 meet it (Lgamma is exact at 1
+// and 2); 48 is twice the largest seen (TestLgammaWithinItsAllowance).
+const lgammaAbs = 48
+
+// lgammaBelow3 returns lgammaAbs for an argument of Lgamma where its
+// relative model does not hold (below 3, not an integer), and 0 elsewhere.
+func lgammaBelow3(x float64) float64 {
+	if x < 3 && x != math.Trunc(x) {
+		return lgammaAbs
+	}
+	return 0
+}
 
 // lnPi is ln π.
 const lnPi = 1.14472988584940017414342735135305871164729481291531157151362307
@@ -235,79 +253,7 @@ func (s sgmIntSum) term(k int) (t, mag float64) {
 // the two pieces of P − B (P = p1 or p2) do not cancel and are kept apart.
 // The tail beyond m = ⌊α⌋ + 1 is summed by CRVZ (addSubtractedTail).
 func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
-	lq, l1q := math.Log(q), math.Log1p(-q)
-	s2 := sigma * sigma
-	inv2s2 := 1 / (2 * s2)
-	z0 := s2*(l1q-lq) + 0.5
-	lga, _ := math.Lgamma(alpha + 1)
-	// ln|sin πα| from the exact distance of α to the nearest integer.
-	lnSinPiAlpha := math.Log(math.Abs(math.Sin(math.Pi * (alpha - math.Round(alpha)))))
-	mirrored := q >= 0.5
-
-	// parts returns the sgmTerm of index i.
-	parts := func(i int) sgmTerm {
-		fi := float64(i)
-		var t sgmTerm
-		li, _ := math.Lgamma(fi + 1)
-		if alpha-fi+1 > 0 {
-			lai, _ := math.Lgamma(alpha - fi + 1)
-			t.lc = lga - li - lai
-			t.mc = lgammaErr*(math.Abs(lga)+math.Abs(li)+math.Abs(lai)) + 4
-		} else {
-			// Tail (i > α+1): |C(α,i)| = |sin πα|/π · Γ(α+1)Γ(i−α)/Γ(i+1) by
-			// the reflection formula, which has no pole near integer α
-			// (math.Lgamma near a negative integer loses all accuracy).
-			lai, _ := math.Lgamma(fi - alpha)
-			t.lc = lnSinPiAlpha - lnPi + lga + lai - li
-			t.mc = math.Abs(lnSinPiAlpha) + lnPi + lgammaErr*(math.Abs(lga)+math.Abs(lai)+math.Abs(li)) + 8
-		}
-		j := alpha - fi
-		x1 := (z0 - fi) / sigma
-		x2 := (j - z0) / sigma
-		c1 := (fi*fi - fi) * inv2s2 // i² − i is exact: 2 ulps of c1 cover it
-		// j(j−1), not j² − j: for α near 1 the difference cancels (at
-		// α = 1 + 1e-7, j² − j loses 7 digits), while j(j−1) keeps a relative
-		// error of a few ulps (j − 1 is exact for j in [½, 2] and rounded
-		// once otherwise), which 4|c2| ulps cover.
-		c2 := j * (j - 1) * inv2s2
-		f1, f2 := lnPhi(x1), lnPhi(x2)
-		lb1, mb1 := fi*lq+j*l1q, math.Abs(fi*lq)+math.Abs(j*l1q)+4 // ln b
-		lb2, mb2 := j*lq+fi*l1q, math.Abs(j*lq)+math.Abs(fi*l1q)+4 // ln b'
-		t.l1, t.m1 = lb1+c1+f1, mb1+2*math.Abs(c1)+magPhi(x1, f1)
-		t.l2, t.m2 = lb2+c2+f2, mb2+4*math.Abs(c2)+magPhi(x2, f2)
-		// P = B·e^c·Φ(x) is the side B is subtracted from; O the other.
-		lB, mB, c, mcc, x, lO, mO := lb1, mb1, c1, 2*math.Abs(c1), x1, t.l2, t.m2
-		lP, mP := t.l1, t.m1
-		if mirrored {
-			lB, mB, c, mcc, x, lO, mO = lb2, mb2, c2, 4*math.Abs(c2), x2, t.l1, t.m1
-			lP, mP = t.l2, t.m2
-		}
-		t.lB = lB
-		t.pieces[0] = sgmPiece{lO, mO, false}
-		if x >= 0 {
-			// P − B = B·expm1(c) − B·e^c·Φ(−x), the second part ≤ P.
-			t.pieces[1] = sgmPiece{math.Inf(-1), 0, false}
-			if c != 0 {
-				// ln|expm1 c| moves by at most max(1, |c/expm1 c|)·|δc|:
-				// the relative error of c for |c| ≤ 1, |δc| above; plus
-				// the rounding of the logarithm and of the sum.
-				var le float64
-				if c > 0 {
-					le = logExpm1(c)
-				} else { // the mirrored side at 0 < α−i < 1
-					le = math.Log(-math.Expm1(c))
-				}
-				t.pieces[1] = sgmPiece{lB + le, mB + mcc + math.Abs(le) + 8, c < 0}
-			}
-			fn := lnPhi(-x)
-			t.pieces[2] = sgmPiece{lB + c + fn, mB + mcc + magPhi(-x, fn) + 4, true}
-		} else {
-			// Φ(x) < ½: P ≤ B·e^c/2; keep P and −B apart.
-			t.pieces[1] = sgmPiece{lP, mP, false}
-			t.pieces[2] = sgmPiece{lB, mB, true}
-		}
-		return t
-	}
+	s := newSGMFrac(q, sigma, alpha)
 
 	// Every contribution to A − 1 is ±e^{l} with an absolute error of
 	// mag ulps in l; they are summed relative to the largest.
@@ -319,7 +265,7 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 	}
 	m := int(math.Floor(alpha)) + 1 // C(α,i) > 0 for i ≤ m, alternating after
 	for i := 0; i <= m; i++ {
-		t := parts(i)
+		t := s.term(i)
 		for _, p := range t.pieces {
 			add(t.lc+p.l, t.mc+p.mag, p.neg)
 		}
@@ -328,7 +274,7 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 	// negative sign.
 	tails := make([]sgmTerm, crvzTerms)
 	for k := range tails {
-		tails[k] = parts(m + 1 + k)
+		tails[k] = s.term(m + 1 + k)
 	}
 	addSubtractedTail(add, tails)
 	// Sum relative to the largest contribution, with the error bound.
@@ -359,6 +305,109 @@ func sgmLogAm1Frac(q, sigma, alpha float64) (lnAm1, relErr float64) {
 		return math.Inf(-1), 0
 	}
 	return lmax + math.Log(up), 0x1p-50 * (math.Abs(lmax) + 2)
+}
+
+// sgmFrac holds what every term of the fractional-order series shares.
+type sgmFrac struct {
+	alpha, sigma, lq, l1q, inv2s2, z0, lga float64
+	lnSinPiAlpha                           float64 // ln|sin πα|
+	mirrored                               bool    // q ≥ ½: the subtracted series is b′
+}
+
+func newSGMFrac(q, sigma, alpha float64) sgmFrac {
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	s2 := sigma * sigma
+	inv2s2 := 1 / (2 * s2)
+	z0 := s2*(l1q-lq) + 0.5
+	lga, _ := math.Lgamma(alpha + 1)
+	// ln|sin πα| from the exact distance of α to the nearest integer.
+	lnSinPiAlpha := math.Log(math.Abs(math.Sin(math.Pi * (alpha - math.Round(alpha)))))
+	mirrored := q >= 0.5
+	return sgmFrac{alpha: alpha, sigma: sigma, lq: lq, l1q: l1q, inv2s2: inv2s2, z0: z0, lga: lga,
+		lnSinPiAlpha: lnSinPiAlpha, mirrored: mirrored}
+}
+
+// lnAbsBinom returns ln|C(α, i)| and a bound on its error in units of 2⁻⁵²
+// (TestSGMFracBinomAllowance checks it against exact products).
+//
+//   - Head (i ≤ α+1): lnΓ(α+1) − lnΓ(i+1) − lnΓ(α−i+1). Each Lgamma value
+//     is within 2·|lnΓ| ulps (TestLgammaWithinItsAllowance) and each of the
+//     two subtractions rounds by at most half an ulp of Σ|lnΓ|, so
+//     lgammaErr = 4 times Σ|lnΓ| covers both; lgammaAbs for lnΓ(α−i+1)
+//     when its argument is below 3 (it can be near 0.19 or 1.19), and 4
+//     more for the sum's last bits.
+//   - Tail (i > α+1): |C(α,i)| = |sin πα|/π · Γ(α+1)Γ(i−α)/Γ(i+1) by the
+//     reflection formula, which has no pole near integer α (math.Lgamma
+//     near a negative integer loses all accuracy). ln|sin πα| is within
+//     3 + |ln|sin πα|| ulps (the product π·d, π's rounding and sin's error,
+//     2.5 ulps relative, then the logarithm's own ulp), ln π within one,
+//     and the four additions round by at most half an ulp of the sum of
+//     the magnitudes each: lgammaErr·Σ|lnΓ| + 3|ln|sin πα|| + 6 in all,
+//     and lgammaAbs for lnΓ(i−α) when i − α < 3.
+func (s *sgmFrac) lnAbsBinom(i int) (lc, mc float64) {
+	fi := float64(i)
+	li, _ := math.Lgamma(fi + 1)
+	if s.alpha-fi+1 > 0 {
+		y := s.alpha - fi + 1
+		lai, _ := math.Lgamma(y)
+		return s.lga - li - lai, lgammaErr*(math.Abs(s.lga)+math.Abs(li)+math.Abs(lai)) + lgammaBelow3(y) + 4
+	}
+	y := fi - s.alpha
+	lai, _ := math.Lgamma(y)
+	return s.lnSinPiAlpha - lnPi + s.lga + lai - li, 3*math.Abs(s.lnSinPiAlpha) + lgammaErr*(math.Abs(s.lga)+math.Abs(lai)+math.Abs(li)) + lgammaBelow3(y) + 6
+}
+
+// term returns the sgmTerm of index i.
+func (s *sgmFrac) term(i int) sgmTerm {
+	fi := float64(i)
+	var t sgmTerm
+	t.lc, t.mc = s.lnAbsBinom(i)
+	j := s.alpha - fi
+	x1 := (s.z0 - fi) / s.sigma
+	x2 := (j - s.z0) / s.sigma
+	c1 := (fi*fi - fi) * s.inv2s2 // i² − i is exact: 2 ulps of c1 cover it
+	// j(j−1), not j² − j: for α near 1 the difference cancels (at
+	// α = 1 + 1e-7, j² − j loses 7 digits), while j(j−1) keeps a relative
+	// error of a few ulps (j − 1 is exact for j in [½, 2] and rounded
+	// once otherwise), which 4|c2| ulps cover.
+	c2 := j * (j - 1) * s.inv2s2
+	f1, f2 := lnPhi(x1), lnPhi(x2)
+	lb1, mb1 := fi*s.lq+j*s.l1q, math.Abs(fi*s.lq)+math.Abs(j*s.l1q)+4 // ln b
+	lb2, mb2 := j*s.lq+fi*s.l1q, math.Abs(j*s.lq)+math.Abs(fi*s.l1q)+4 // ln b'
+	t.l1, t.m1 = lb1+c1+f1, mb1+2*math.Abs(c1)+magPhi(x1, f1)
+	t.l2, t.m2 = lb2+c2+f2, mb2+4*math.Abs(c2)+magPhi(x2, f2)
+	// P = B·e^c·Φ(x) is the side B is subtracted from; O the other.
+	lB, mB, c, mcc, x, lO, mO := lb1, mb1, c1, 2*math.Abs(c1), x1, t.l2, t.m2
+	lP, mP := t.l1, t.m1
+	if s.mirrored {
+		lB, mB, c, mcc, x, lO, mO = lb2, mb2, c2, 4*math.Abs(c2), x2, t.l1, t.m1
+		lP, mP = t.l2, t.m2
+	}
+	t.lB = lB
+	t.pieces[0] = sgmPiece{lO, mO, false}
+	if x >= 0 {
+		// P − B = B·expm1(c) − B·e^c·Φ(−x), the second part ≤ P.
+		t.pieces[1] = sgmPiece{math.Inf(-1), 0, false}
+		if c != 0 {
+			// ln|expm1 c| moves by at most max(1, |c/expm1 c|)·|δc|:
+			// the relative error of c for |c| ≤ 1, |δc| above; plus
+			// the rounding of the logarithm and of the sum.
+			var le float64
+			if c > 0 {
+				le = logExpm1(c)
+			} else { // the s.mirrored side at 0 < α−i < 1
+				le = math.Log(-math.Expm1(c))
+			}
+			t.pieces[1] = sgmPiece{lB + le, mB + mcc + math.Abs(le) + 8, c < 0}
+		}
+		fn := lnPhi(-x)
+		t.pieces[2] = sgmPiece{lB + c + fn, mB + mcc + magPhi(-x, fn) + 4, true}
+	} else {
+		// Φ(x) < ½: P ≤ B·e^c/2; keep P and −B apart.
+		t.pieces[1] = sgmPiece{lP, mP, false}
+		t.pieces[2] = sgmPiece{lB, mB, true}
+	}
+	return t
 }
 
 // sgmPiece is ±e^{l} with an absolute error of mag ulps (2⁻⁵²) in l.

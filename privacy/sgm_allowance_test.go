@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -223,5 +224,109 @@ func TestSGMIntTermAllowance(t *testing.T) {
 			}
 		}
 		t.Logf("%s: largest error/allowance %.3f", name, worst)
+	}
+}
+
+// bigLnAbsBinom returns ln|C(α, i)| = ln|Π_{j<i} (α−j)/(j+1)| at 320 bits.
+func bigLnAbsBinom(alpha float64, i int) *big.Float {
+	p := bigF(1)
+	for j := range i {
+		p.Mul(p, bigNew().Sub(bigF(alpha), bigF(float64(j))))
+		p.Quo(p, bigF(float64(j+1)))
+	}
+	return bigLog(p.Abs(p))
+}
+
+// TestSGMFracBinomAllowance: ln|C(α, i)| of the fractional-order series is
+// within its allowance mc·2⁻⁵² of the exact product, for every head index
+// i ≤ ⌊α⌋+1 and every one of the 32 tail indices, at orders in five seeded
+// families: α in (1, 2) (all three Lgamma values below 1, where the
+// constant is the largest part), α up to 1000.5 (the Lgamma values near
+// 6000 cancel to ln|C| of a few units), α within 1e-12 to 1e-4 of an
+// integer (ln|sin πα| down to −26 in the tail), half-integers and random
+// orders up to 60.
+func TestSGMFracBinomAllowance(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 2))
+	var alphas []float64
+	for range 12 {
+		alphas = append(alphas, 1+r.Float64())
+	}
+	for range 6 {
+		alphas = append(alphas, 100+900*r.Float64())
+	}
+	for range 12 {
+		n := float64(1 + r.IntN(40))
+		d := math.Exp(math.Log(1e-12) + r.Float64()*math.Log(1e8))
+		if r.IntN(2) == 0 {
+			d = -d
+		}
+		if n+d > 1 {
+			alphas = append(alphas, n+d)
+		}
+	}
+	for range 6 {
+		alphas = append(alphas, float64(1+r.IntN(30))+0.5)
+	}
+	for range 12 {
+		alphas = append(alphas, 1+59*r.Float64())
+	}
+	alphas = append(alphas, 1000.5)
+	worst, at := 0.0, ""
+	for _, alpha := range alphas {
+		s := newSGMFrac(0.01, 1, alpha)
+		m := int(math.Floor(alpha)) + 1
+		for i := 0; i <= m+crvzTerms; i++ {
+			if alpha > 100 && i > 3 && i < m-3 && i%37 != 0 {
+				continue // a sample of the long head
+			}
+			lc, mc := s.lnAbsBinom(i)
+			e := allowanceUnits(lc, bigLnAbsBinom(alpha, i))
+			if !(e <= mc) {
+				t.Errorf("ln|C(%v, %d)| = %.17g is %.4g units from exact; its allowance is %.4g", alpha, i, lc, e, mc)
+			}
+			if e/mc > worst {
+				worst, at = e/mc, fmt.Sprintf("α = %v, i = %d", alpha, i)
+			}
+		}
+	}
+	t.Logf("largest error/allowance %.3f at %s", worst, at)
+}
+
+// TestLogSumExpAllowance: logSumExp's result (l, rel) satisfies
+// |e^l − Σ e^{tᵢ}| ≤ rel·Σ e^{tᵢ} against 320-bit sums, for terms that are
+// exact (mag 0): one term at 0 (the logarithm's own rounding), 2,000 terms
+// of random sizes near e⁰ (the sum's n + 4 ulps), terms near −700 and +700
+// (|max|·2⁻⁵² of relative error from rounding ln Σ), and sums of one large
+// term with many below half its ulp, which the float64 sum drops.
+func TestLogSumExpAllowance(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 6))
+	cases := map[string][]float64{"one term at 0": {0}}
+	var many, neg, pos, dropped []float64
+	for range 2000 {
+		many = append(many, -r.Float64())
+	}
+	for range 50 {
+		neg = append(neg, -700-3*r.Float64())
+		pos = append(pos, 700+3*r.Float64())
+	}
+	dropped = append(dropped, 0)
+	for range 3000 {
+		dropped = append(dropped, -37.5-r.Float64()) // e^t below 2⁻⁵³
+	}
+	cases["2,000 terms"], cases["near −700"], cases["near +700"], cases["dropped terms"] = many, neg, pos, dropped
+	for name, ts := range cases {
+		var lse logSumExp
+		exact := bigNew()
+		for _, x := range ts {
+			lse.add(x, 0)
+			exact.Add(exact, bigExp(bigF(x)))
+		}
+		l, rel := lse.result()
+		d := bigNew().Sub(bigExp(bigF(l)), exact)
+		e, _ := d.Quo(d, exact).Float64()
+		if !(math.Abs(e) <= rel) {
+			t.Errorf("%s: ln Σ = %.17g is %.4g relative from the exact sum; the bound is %.4g", name, l, e, rel)
+		}
+		t.Logf("%s: error %.3g of the bound", name, math.Abs(e)/rel)
 	}
 }

@@ -33,8 +33,8 @@ func bigLnGamma(x float64) *big.Float {
 // TestLgammaWithinItsAllowance: math.Lgamma is within lgammaErr/2 (a factor
 // 2 inside the allowance sgm.go gives it) of lnΓ, in units of |lnΓ(x)|·2⁻⁵²:
 // at every integer 3..5001 (against Σ ln k), at 1,000 random integers up to
-// 2²⁰+5000 and at 1,000 random non-integers in [1.5, 2²⁰+1.5] (against
-// Stirling's series). The worst seen is 1.39. If a Go release made Lgamma less accurate,
+// 2²⁰+5000 and at 1,000 random non-integers in [3, 2²⁰+3] (against
+// Stirling's series); below 3 it adds lgammaAbs/2 units absolute. The worst seen is 1.39. If a Go release made Lgamma less accurate,
 // this fails before SubsampledGaussianRDP could under-report.
 func TestLgammaWithinItsAllowance(t *testing.T) {
 	worst, at := 0.0, 0.0
@@ -54,12 +54,31 @@ func TestLgammaWithinItsAllowance(t *testing.T) {
 	for range 1000 {
 		x := float64(5000 + r.IntN(1<<20))
 		check(x, bigLnGamma(x))
-		y := 1.5 + r.Float64()*math.Ldexp(1, r.IntN(21))
+		y := 3 + r.Float64()*math.Ldexp(1, r.IntN(21))
 		check(y, bigLnGamma(y))
 	}
 	t.Logf("worst Lgamma error %.3f·|lnΓ|·2⁻⁵² at x = %v", worst, at)
 	if !(worst <= lgammaErr/2) {
 		t.Errorf("math.Lgamma is off by %.3f·|lnΓ(x)|·2⁻⁵² at x = %v: the allowance lgammaErr = %v needs a factor 2 above it", worst, at, lgammaErr)
+	}
+	// Below 3, near lnΓ's zeros, the error is absolute: within
+	// (lgammaErr/2)·|lnΓ| + lgammaAbs/2 units, at 3,000 random points of
+	// (0, 3) and 400 around 0.1917 and 1.1916, where it peaks.
+	worstAbs, atAbs := 0.0, 0.0
+	for n := range 3400 {
+		x := 3 * r.Float64()
+		if n >= 3000 {
+			x = float64(n%2) + 0.1916 + 0.002*(r.Float64()-0.5)
+		}
+		lg, _ := math.Lgamma(x)
+		d, _ := bigNew().Sub(bigF(lg), bigLnGamma(x)).Float64()
+		if u := math.Abs(d)/0x1p-52 - lgammaErr/2*math.Abs(lg); u > worstAbs {
+			worstAbs, atAbs = u, x
+		}
+	}
+	t.Logf("below 3: worst excess over (lgammaErr/2)·|lnΓ| %.3f units at x = %v", worstAbs, atAbs)
+	if !(worstAbs <= lgammaAbs/2) {
+		t.Errorf("math.Lgamma(%v) is off by %.3f units beyond (lgammaErr/2)·|lnΓ|: lgammaAbs = %v needs a factor 2 above it", atAbs, worstAbs, lgammaAbs)
 	}
 }
 
