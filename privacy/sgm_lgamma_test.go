@@ -13,11 +13,12 @@ import (
 // (the next term is B₁₆/(240x¹⁵)), far below the 2⁻⁵² scale measured here.
 func bigLnGamma(x float64) *big.Float {
 	hl2pi, _ := bigNew().SetString("0.918938533204672741780329736405617639861397473637783412817151540482765695927260397694743298635954197622")
-	shift, bx := bigNew(), bigF(x) // x + j in big.Float: in float64 it would round
+	prod, bx := bigF(1), bigF(x) // x + j in big.Float: in float64 it would round
 	for bx.Cmp(bigF(100)) < 0 {
-		shift.Add(shift, bigLog(bx))
+		prod.Mul(prod, bx)
 		bx.Add(bx, bigF(1))
 	}
+	shift := bigLog(prod)
 	s := bigNew().Mul(bigNew().Sub(bx, bigF(0.5)), bigLog(bx))
 	s.Sub(s, bx).Add(s, hl2pi)
 	xp, x2 := bigNew().Set(bx), bigNew().Mul(bx, bx)
