@@ -13,6 +13,9 @@ const bigPrec = 320
 func bigF(x float64) *big.Float { return new(big.Float).SetPrec(bigPrec).SetFloat64(x) }
 func bigNew() *big.Float        { return new(big.Float).SetPrec(bigPrec) }
 
+// bigHalfLn2Pi is ½ ln(2π) to 100 digits.
+var bigHalfLn2Pi, _ = bigNew().SetString("0.918938533204672741780329736405617639861397473637783412817151540482765695927260397694743298635954197622")
+
 // relToExact returns (got − exact)/exact for an exact value given as a
 // decimal string, computed at bigPrec bits so that no float64 rounding of the
 // oracle interferes: its sign says whether got is above or below. ok is

@@ -24,10 +24,14 @@ import (
 func mnMills(x float64) *big.Float { return mnMillsBig(bigF(x)) }
 
 // mnMillsBig is mnMills at a 320-bit argument x ≥ 1.
-func mnMillsBig(x *big.Float) *big.Float {
+func mnMillsBig(x *big.Float) *big.Float { return mnMillsBigN(x, 2000) }
+
+// mnMillsBigN is the continued fraction with n levels; its truncation error
+// falls like exp(−2x√n).
+func mnMillsBigN(x *big.Float, n int) *big.Float {
 	bx := bigNew().Set(x)
 	t := bigNew().Set(x)
-	for k := 2000; k > 0; k-- {
+	for k := n; k > 0; k-- {
 		q := bigNew().Quo(bigF(float64(k)), t)
 		t.Add(bx, q)
 	}

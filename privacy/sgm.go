@@ -395,7 +395,7 @@ func (s *sgmFrac) term(i int) sgmTerm {
 			var le float64
 			if c > 0 {
 				le = logExpm1(c)
-			} else { // the s.mirrored side at 0 < α−i < 1
+			} else { // the mirrored side at 0 < α−i < 1
 				le = math.Log(-math.Expm1(c))
 			}
 			t.pieces[1] = sgmPiece{lB + le, mB + mcc + math.Abs(le) + 8, c < 0}
@@ -483,9 +483,9 @@ func addSubtractedTail(add func(l, mag float64, neg bool), t []sgmTerm) {
 	add(l0+math.Log(errUlps*0x1p-52), 0, false)
 }
 
-// magPhi bounds the absolute error of f = lnPhi(x), in ulps, including the
-// effect of an error of one ulp in x (|d ln Φ/dx| ≤ |x| + 1 for x < 0; for
-// x > 0, ln Φ is −Φ(−x) and its relative error is of the order x²).
+// magPhi bounds |lnPhi(x) − ln Φ(x′)| in ulps for x′ within an ulp of x: for
+// x ≤ 0 the step costs x², erfc's argument 2|f|; for x > 0 each costs |f|·x²
+// relative, and 2⁻¹⁰²⁰ covers a subnormal f (docs/accountant.md).
 func magPhi(x, f float64) float64 {
 	if x > 0 {
 		return math.Abs(f)*(2*x*x+8) + 0x1p-1020

@@ -18,9 +18,6 @@ import (
 // own quantity fails here even where the final ε(α) still lands above the
 // exact value.
 
-// bigHalfLn2Pi is ½ ln(2π) to 100 digits.
-var bigHalfLn2Pi, _ = bigNew().SetString("0.918938533204672741780329736405617639861397473637783412817151540482765695927260397694743298635954197622")
-
 // bigLnPhi returns ln Φ(x) to far below float64 resolution, by one of two
 // routes that do not touch normal.go:
 //   - |x| < 4: bigLnPhiSeries;
@@ -55,21 +52,16 @@ func bigLnPhiSeries(x float64) *big.Float {
 }
 
 // bigLnPhiMills returns ln Φ(x) for |x| ≥ 1 from the Mills ratio
-// M(u) = Φ(−u)/φ(u), u = |x|, by Laplace's continued fraction
-// M(u) = 1/(u+1/(u+2/(u+3/(u+…)))) evaluated backwards with
-// 60 + (90/u)² levels (its truncation error falls like e^{−2u√n}, below
+// M(u) = Φ(−u)/φ(u), u = |x|, by Laplace's continued fraction (mnMillsBigN)
+// with 60 + (90/u)² levels (its truncation error falls like e^{−2u√n}, below
 // 1e-70 here): ln Φ(x) = ln M(−x) + ln φ(x) for x < 0, and for x > 0
 // ln Φ(x) = ln(1 − s) = −Σₖ sᵏ/k with s = M(x)φ(x) ≤ 0.16.
 func bigLnPhiMills(x float64) *big.Float {
 	u := bigF(math.Abs(x))
-	n := 60 + int(math.Ceil(8100/(x*x)))
-	cf := bigNew().Set(u)
-	for k := n; k > 0; k-- {
-		cf.Add(u, bigNew().Quo(bigF(float64(k)), cf))
-	}
+	mills := mnMillsBigN(u, 60+int(math.Ceil(8100/(x*x))))
 	lnPhiDensity := bigNew().Mul(u, u) // ln φ(x) = −x²/2 − ½ ln 2π
 	lnPhiDensity.Quo(lnPhiDensity, bigF(-2)).Sub(lnPhiDensity, bigHalfLn2Pi)
-	lnTail := bigNew().Sub(lnPhiDensity, bigLog(cf)) // ln Φ(−|x|)
+	lnTail := bigNew().Add(lnPhiDensity, bigLog(mills)) // ln Φ(−|x|)
 	if x < 0 {
 		return lnTail
 	}
@@ -143,8 +135,9 @@ func magPhiPoints() []float64 {
 // allowance would not cover the step to the neighbouring x, which is what
 // makes each term of magPhi necessary: at x ≈ −16 the step is about x²
 // units and the rounding of f ≈ −130 is up to 64 more, so both 2|f| and x²
-// are needed; at x = 5 the step is φ(5)/Φ(5)·ulp(5) ≈ 6e-6 units against
-// |f|·(x² + 4) = 8.3e-6.
+// are needed; at x = 5 the step is φ(5)/Φ(5)·ulp(5) ≈ 6e-6 units and the
+// rounding inside erfc up to |f|·x² ≈ 7e-6, against |f|·(2x² + 8) = 1.7e-5
+// (the earlier |f|·(x² + 4) failed at x = 5.97).
 func TestMagPhiCoversLnPhi(t *testing.T) {
 	worst, at := 0.0, 0.0
 	for _, xt := range magPhiPoints() {

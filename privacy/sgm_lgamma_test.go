@@ -12,7 +12,6 @@ import (
 // where Stirling's series with seven Bernoulli terms is within 1e-32·lnΓ
 // (the next term is B₁₆/(240x¹⁵)), far below the 2⁻⁵² scale measured here.
 func bigLnGamma(x float64) *big.Float {
-	hl2pi, _ := bigNew().SetString("0.918938533204672741780329736405617639861397473637783412817151540482765695927260397694743298635954197622")
 	prod, bx := bigF(1), bigF(x) // x + j in big.Float: in float64 it would round
 	for bx.Cmp(bigF(100)) < 0 {
 		prod.Mul(prod, bx)
@@ -20,7 +19,7 @@ func bigLnGamma(x float64) *big.Float {
 	}
 	shift := bigLog(prod)
 	s := bigNew().Mul(bigNew().Sub(bx, bigF(0.5)), bigLog(bx))
-	s.Sub(s, bx).Add(s, hl2pi)
+	s.Sub(s, bx).Add(s, bigHalfLn2Pi)
 	xp, x2 := bigNew().Set(bx), bigNew().Mul(bx, bx)
 	for k, b := range [][2]int64{{1, 6}, {-1, 30}, {1, 42}, {-1, 30}, {5, 66}, {-691, 2730}, {7, 6}} {
 		kk := int64(k + 1)
